@@ -1,0 +1,262 @@
+"""The long-term memory API on both backends, with the real local embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from truemem_core import (
+    InvalidInputError,
+    NotFoundError,
+    Settings,
+    TrueMem,
+)
+
+FACTS = [
+    ("Works as a data engineer at Acme", 4),
+    ("Has a golden retriever named Max", 3),
+    ("Lives in Lisbon", 4),
+    ("Enjoys climbing on weekends", 3),
+    ("Is learning Japanese", 2),
+    ("Drinks coffee without sugar", 1),
+    ("Is allergic to peanuts", 5),
+    ("Plays the piano badly", 1),
+    ("Is building a home weather station", 2),
+    ("Supports Benfica", 3),
+    ("Reads science fiction", 3),
+    ("Has two children", 4),
+]
+
+
+def test_add_get_list(memory: TrueMem) -> None:
+    added = memory.add_memory("ana", "Prefers bullet points", importance=5, kind="semantic")
+    assert (added.user_id, added.text, added.importance) == ("ana", "Prefers bullet points", 5)
+    assert (added.kind, added.source, added.state) == ("semantic", "manual", "active")
+    assert added.created_at.tzinfo is not None and added.source_message_id is None
+    assert memory.get_memory("ana", added.id) == added
+    assert memory.list_memories("ana") == [added]
+    assert memory.list_memories("nobody") == []
+
+
+def test_default_importance_and_kind(memory: TrueMem) -> None:
+    added = memory.add_memory("ana", "Reads science fiction")
+    assert (added.importance, added.kind) == (Settings().default_importance, "semantic")
+
+
+def test_update_reembeds_and_records_history(memory: TrueMem) -> None:
+    added = memory.add_memory("ana", "Lives in Madrid", importance=4)
+    for text, _ in FACTS:
+        memory.add_memory("ana", text)
+    updated = memory.update_memory("ana", added.id, text="Lives in Berlin", importance=3)
+    assert (updated.text, updated.importance) == ("Lives in Berlin", 3)
+    assert updated.updated_at > added.updated_at
+    top = memory.search("ana", "Which city in Germany do I live in?", k=1)[0]
+    assert top.memory.id == added.id
+    actions = [(e.action, e.old_text, e.new_text) for e in memory.history("ana", added.id)]
+    assert actions == [
+        ("added", None, "Lives in Madrid"),
+        ("updated", "Lives in Madrid", "Lives in Berlin"),
+    ]
+
+
+def test_delete_erases_text_from_history(memory: TrueMem) -> None:
+    added = memory.add_memory("ana", "Is pregnant")
+    memory.update_memory("ana", added.id, text="Is pregnant with twins")
+    memory.delete_memory("ana", added.id)
+    with pytest.raises(NotFoundError):
+        memory.get_memory("ana", added.id)
+    events = memory.history("ana", added.id)
+    assert [e.action for e in events] == ["added", "updated", "deleted"]
+    assert all(e.old_text is None and e.new_text is None for e in events)
+    assert "pregnant" not in json.dumps(memory.export_user("ana"))
+
+
+def test_near_duplicate_merges_into_the_more_complete_text(memory: TrueMem) -> None:
+    first = memory.add_memory("ana", "Lives in Lisbon", importance=3)
+    second = memory.add_memory("ana", "Lives in Lisbon, Portugal", importance=2)
+    assert second.id == first.id
+    assert second.text == "Lives in Lisbon, Portugal"
+    assert second.reinforcements == 1
+    assert second.importance == 4  # max(3, 2), raised once by the restatement
+    assert len(memory.list_memories("ana")) == 1
+    merged = memory.history("ana", first.id)[-1]
+    assert (merged.action, merged.old_text, merged.new_text) == (
+        "merged", "Lives in Lisbon", "Lives in Lisbon, Portugal")
+
+
+def test_reinforcement_is_capped_and_never_lowers(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Works as a data engineer at Acme", importance=1)
+    for _ in range(6):
+        latest = memory.add_memory("ana", "Works as a data engineer at Acme", importance=1)
+    assert latest.importance == Settings().reinforcement_cap
+    assert latest.reinforcements == 6
+    explicit = memory.add_memory("ana", "Is allergic to peanuts", importance=5)
+    again = memory.add_memory("ana", "Is allergic to peanuts.", importance=2)
+    assert (again.id, again.importance) == (explicit.id, 5)
+
+
+def test_distinct_facts_are_not_merged(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Likes Python")
+    memory.add_memory("ana", "Likes hiking")
+    assert len(memory.list_memories("ana")) == 2
+
+
+def test_search_ranks_by_meaning(memory: TrueMem) -> None:
+    for text, importance in FACTS:
+        memory.add_memory("ana", text, importance=importance)
+    hits = memory.search("ana", "What is my dog called?", k=3)
+    assert len(hits) == 3
+    assert hits[0].memory.text == "Has a golden retriever named Max"
+    assert hits[0].score >= hits[1].score >= hits[2].score
+    assert len(memory.search("ana", "anything")) == 10  # default k
+
+
+def test_small_users_get_everything(memory: TrueMem) -> None:
+    for text, _ in FACTS[:4]:
+        memory.add_memory("ana", text)
+    hits = memory.search("ana", "quantum chromodynamics")
+    assert sorted(h.memory.text for h in hits) == sorted(t for t, _ in FACTS[:4])
+
+
+def test_isolation_between_users(memory: TrueMem) -> None:
+    secret = memory.add_memory("ana", "Has a golden retriever named Max")
+    memory.add_memory("bob", "Owns a cat")
+    for attempt in (
+        lambda: memory.get_memory("bob", secret.id),
+        lambda: memory.update_memory("bob", secret.id, text="hijacked"),
+        lambda: memory.delete_memory("bob", secret.id),
+        lambda: memory.history("bob", secret.id),
+    ):
+        with pytest.raises(NotFoundError) as caught:
+            attempt()
+        with pytest.raises(NotFoundError) as unknown:
+            memory.get_memory("bob", "00000000-0000-0000-0000-000000000000")
+        assert type(caught.value) is type(unknown.value)
+    assert [h.memory.user_id for h in memory.search("bob", "dog named Max")] == ["bob"]
+    assert memory.get_memory("ana", secret.id).text == "Has a golden retriever named Max"
+    # the same text for another user is that user's own memory, never a merge
+    mine = memory.add_memory("bob", "Has a golden retriever named Max")
+    assert mine.id != secret.id and mine.user_id == "bob"
+
+
+def test_prune_archives_lowest_importance_oldest_first(tmp_url: str) -> None:
+    settings = Settings(memory_limit=5)
+    with TrueMem(tmp_url, settings=settings) as memory:
+        added = [memory.add_memory("ana", text, importance=imp) for text, imp in FACTS[:7]]
+        # FACTS[:7] importances: 4 3 4 3 2 1 5 -> at 6 the 1 goes, at 7 the 2 goes
+        live = {m.text for m in memory.list_memories("ana")}
+        assert live == {m.text for m in added} - {FACTS[4][0], FACTS[5][0]}
+        archived = {m.text: m for m in memory.list_memories("ana", include_archived=True)}
+        assert archived[FACTS[5][0]].state == "archived"
+        assert memory.history("ana", archived[FACTS[5][0]].id)[-1].action == "pruned"
+        assert memory.prune("ana") == []
+        # equal importance: the oldest goes first
+        memory.add_memory("ana", "Collects vinyl records", importance=3)
+        assert FACTS[1][0] not in {m.text for m in memory.list_memories("ana")}
+
+
+def test_prune_never_touches_important_memories(tmp_url: str) -> None:
+    with TrueMem(tmp_url, settings=Settings(memory_limit=3)) as memory:
+        for text, _ in FACTS[:6]:
+            memory.add_memory("ana", text, importance=4)
+        assert len(memory.list_memories("ana")) == 6
+        assert memory.prune("ana") == []
+
+
+def test_restated_archived_memory_comes_back(tmp_url: str) -> None:
+    with TrueMem(tmp_url, settings=Settings(memory_limit=2)) as memory:
+        old = memory.add_memory("ana", "Plays the piano badly", importance=1)
+        memory.add_memory("ana", "Lives in Lisbon", importance=4)
+        memory.add_memory("ana", "Has two children", importance=4)
+        assert memory.get_memory("ana", old.id).state == "archived"
+        again = memory.add_memory("ana", "Plays the piano badly", importance=1)
+        assert (again.id, again.state) == (old.id, "active")
+
+
+def test_erase_user_removes_every_row(memory: TrueMem) -> None:
+    gone = memory.add_memory("ana", "Lives in Lisbon")
+    kept = memory.add_memory("bob", "Lives in Porto")
+    assert memory.erase_user("ana") == 1
+    assert memory.list_memories("ana", include_archived=True) == []
+    with pytest.raises(NotFoundError):
+        memory.history("ana", gone.id)
+    assert memory.export_user("ana")["memories"] == []
+    assert memory.list_memories("bob") == [kept]
+
+
+def test_export_import_round_trip(memory: TrueMem) -> None:
+    original = memory.add_memory("ana", "Lives in Lisbon", importance=4, kind="semantic")
+    memory.update_memory("ana", original.id, importance=5)
+    memory.add_memory("ana", "Went to Tokyo last spring", importance=2, kind="episodic")
+    exported = json.loads(json.dumps(memory.export_user("ana")))
+    restored = memory.import_user("carla", exported)
+    assert len(restored) == 2
+    again = json.loads(json.dumps(memory.export_user("carla")))
+
+    def essence(doc: dict[str, object]) -> list[tuple[object, ...]]:
+        return sorted(
+            (m["text"], m["importance"], m["kind"], m["source"], m["created_at"],
+             tuple(e["action"] for e in m["history"]))
+            for m in doc["memories"]  # type: ignore[attr-defined]
+        )
+
+    assert [e[:5] for e in essence(again)] == [e[:5] for e in essence(exported)]
+    assert all(actions[-1] == "imported" for *_, actions in essence(again))
+    assert memory.search("carla", "Where do I live?", k=1)[0].memory.text == "Lives in Lisbon"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.add_memory("ana", ""), "empty"),
+        (lambda m: m.add_memory("ana", "   \n"), "empty"),
+        (lambda m: m.add_memory("ana", "x" * 5000), "limit"),
+        (lambda m: m.add_memory("ana", "fact", importance=0), "importance"),
+        (lambda m: m.add_memory("ana", "fact", importance=6), "importance"),
+        (lambda m: m.add_memory("ana", "fact", importance="5"), "importance"),
+        (lambda m: m.add_memory("ana", "fact", importance=True), "importance"),
+        (lambda m: m.add_memory("ana", "fact", kind="procedural"), "kind"),
+        (lambda m: m.add_memory("ana", "fact", source="rumour"), "source"),
+        (lambda m: m.add_memory(42, "fact"), "user_id"),
+        (lambda m: m.add_memory("", "fact"), "user_id"),
+        (lambda m: m.add_memory("ana", None), "text"),
+        (lambda m: m.get_memory("ana", 7), "memory_id"),
+        (lambda m: m.update_memory("ana", "x"), "nothing to update"),
+        (lambda m: m.search("ana", "q", k=0), "k"),
+        (lambda m: m.import_user("ana", {"format": "other"}), "export"),
+        (lambda m: m.import_user("ana", {"format": "truemem.user/1", "memories": [
+            {"text": "ok", "importance": 3, "created_at": "2024-01-01T00:00:00+00:00",
+             "updated_at": "2024-01-01T00:00:00+00:00"},
+            {"text": "bad", "importance": 9, "created_at": "2024-01-01T00:00:00+00:00",
+             "updated_at": "2024-01-01T00:00:00+00:00"}]}), "importance must be"),
+    ],
+)
+def test_bad_input_is_rejected_and_writes_nothing(memory: TrueMem, call, message) -> None:  # type: ignore[no-untyped-def]
+    memory.add_memory("ana", "Lives in Lisbon")
+    before = memory.export_user("ana")["memories"]
+    with pytest.raises(InvalidInputError, match=message):
+        call(memory)
+    assert memory.export_user("ana")["memories"] == before
+    assert memory.list_memories("ana", include_archived=True)[0].text == "Lives in Lisbon"
+
+
+def test_unknown_ids_raise_not_found(memory: TrueMem) -> None:
+    for call in (memory.get_memory, memory.delete_memory, memory.history):
+        with pytest.raises(NotFoundError, match="no memory"):
+            call("ana", "nope")
+
+
+async def test_async_api_from_another_loop(memory: TrueMem) -> None:
+    added = await memory.aadd_memory("ana", "Lives in Lisbon", importance=4)
+    assert await memory.aget_memory("ana", added.id) == added
+    assert [m.id for m in await memory.alist_memories("ana")] == [added.id]
+    hits = await memory.asearch("ana", "home town")
+    assert hits[0].memory.id == added.id
+    await memory.aupdate_memory("ana", added.id, importance=5)
+    assert [e.action for e in await memory.ahistory("ana", added.id)] == ["added", "updated"]
+    assert await memory.aprune("ana") == []
+    exported = await memory.aexport_user("ana")
+    assert len(await memory.aimport_user("ben", exported)) == 1
+    await memory.adelete_memory("ana", added.id)
+    assert await memory.aerase_user("ben") == 1

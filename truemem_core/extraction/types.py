@@ -1,0 +1,22 @@
+"""The value every extractor returns: a candidate fact about the user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["semantic", "episodic"]
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFact:
+    """A short third-person fact about the user, not yet stored.
+
+    ``importance`` follows the 1-5 scale of SPEC §5: 5 is reserved for explicit
+    requests, automatic extraction gives 1-4. ``kind`` is ``"semantic"`` for a
+    stable fact and ``"episodic"`` for an event.
+    """
+
+    text: str
+    importance: int
+    kind: Kind

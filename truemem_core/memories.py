@@ -1,0 +1,477 @@
+"""Long-term memory: add (with dedup and pruning), read, edit, delete, search, export.
+
+Every public coroutine is one transaction. Every query is filtered by
+``user_id``: another user's memory id behaves exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .embeddings import Embedder, Vector, normalize
+from .errors import InvalidInputError, NotFoundError
+from .lifecycle import PruneCandidate, merge, select_for_pruning
+from .models import Memory, MemoryEvent, ScoredMemory
+from .schema import memories, memory_events, utcnow
+from .settings import Settings
+from .store import Database
+from .validation import check_id, check_importance, check_k, check_kind, check_source, check_text
+
+_MEMORY_COLUMNS = [c for c in memories.c if c.name != "embedding"]
+
+
+def _memory(row: Row[Any]) -> Memory:
+    return Memory(
+        id=row.id,
+        user_id=row.user_id,
+        text=row.text,
+        importance=row.importance,
+        kind=row.kind,
+        source=row.source,
+        state=row.state,
+        reinforcements=row.reinforcements,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        source_message_id=row.source_message_id,
+    )
+
+
+def _event(row: Row[Any]) -> MemoryEvent:
+    return MemoryEvent(
+        memory_id=row.memory_id,
+        action=row.action,
+        created_at=row.created_at,
+        reason=row.reason,
+        old_text=row.old_text,
+        new_text=row.new_text,
+        old_importance=row.old_importance,
+        new_importance=row.new_importance,
+    )
+
+
+def _event_row(**values: Any) -> dict[str, Any]:
+    """A full ``memory_events`` row (bulk inserts need the same keys in every row)."""
+    return {
+        "reason": None, "old_text": None, "new_text": None,
+        "old_importance": None, "new_importance": None, **values,
+    }
+
+
+class MemoryService:
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = settings
+
+    # -- helpers --------------------------------------------------------------
+
+    def user(self, user_id: Any) -> str:
+        return check_id(user_id, "user_id", self.settings.max_id_chars)
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        """Embed off the event loop (the model is CPU-bound and releases the GIL)."""
+        return normalize(await asyncio.to_thread(self.embedder.embed, list(texts)))
+
+    async def _row(self, conn: AsyncConnection, user_id: str, memory_id: Any) -> Row[Any]:
+        if not isinstance(memory_id, str):
+            raise InvalidInputError(f"memory_id must be a str, got {type(memory_id).__name__}")
+        row = (
+            await conn.execute(
+                select(*_MEMORY_COLUMNS).where(
+                    memories.c.id == memory_id, memories.c.user_id == user_id
+                )
+            )
+        ).first()
+        if row is None:
+            raise NotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+        return row
+
+    async def _log(self, conn: AsyncConnection, user_id: str, events: list[dict[str, Any]]) -> None:
+        if events:
+            now = utcnow()
+            await conn.execute(
+                memory_events.insert(),
+                [_event_row(user_id=user_id, created_at=now, **event) for event in events],
+            )
+
+    # -- writes ---------------------------------------------------------------
+
+    async def add(
+        self,
+        user_id: Any,
+        text: Any,
+        *,
+        importance: int | None = None,
+        kind: str | None = None,
+        source: str = "manual",
+        source_message_id: int | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> Memory:
+        """Store a fact, or fold it into a near-duplicate; prune past the soft limit."""
+        user = self.user(user_id)
+        fact = check_text(text, "text", self.settings.max_text_chars)
+        importance = check_importance(
+            self.settings.default_importance if importance is None else importance
+        )
+        kind = check_kind("semantic" if kind is None else kind)
+        source = check_source(source)
+        vector = (await self.embed([fact]))[0]
+        if conn is not None:
+            return await self._add(conn, user, fact, vector, importance, kind, source,
+                                   source_message_id)
+        async with self.db.transaction() as conn:
+            return await self._add(conn, user, fact, vector, importance, kind, source,
+                                   source_message_id)
+
+    async def _add(
+        self,
+        conn: AsyncConnection,
+        user: str,
+        fact: str,
+        vector: Vector,
+        importance: int,
+        kind: str,
+        source: str,
+        source_message_id: int | None,
+    ) -> Memory:
+        await self.db.backend.lock_user(conn, user)
+        nearest = await self.db.backend.nearest(conn, user, vector, 1, include_archived=True)
+        if nearest and nearest[0][1] >= self.settings.dedup_threshold:
+            return await self._merge(conn, user, nearest[0][0], fact, vector, importance,
+                                     source, source_message_id)
+        now = utcnow()
+        memory_id = str(uuid.uuid4())
+        await conn.execute(
+            memories.insert().values(
+                id=memory_id,
+                user_id=user,
+                text=fact,
+                importance=importance,
+                kind=kind,
+                source=source,
+                state="active",
+                reinforcements=0,
+                embedding=vector,
+                embedding_model=self.embedder.model_name,
+                source_message_id=source_message_id,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        await self._log(conn, user, [{"memory_id": memory_id, "action": "added", "reason": source,
+                                      "new_text": fact, "new_importance": importance}])
+        await self._prune(conn, user)
+        return _memory(await self._row(conn, user, memory_id))
+
+    async def _merge(
+        self,
+        conn: AsyncConnection,
+        user: str,
+        memory_id: str,
+        fact: str,
+        vector: Vector,
+        importance: int,
+        source: str,
+        source_message_id: int | None,
+    ) -> Memory:
+        old = await self._row(conn, user, memory_id)
+        replay = source_message_id is not None and source_message_id == old.source_message_id
+        decision = merge(
+            old_text=old.text,
+            old_importance=old.importance,
+            new_text=fact,
+            new_importance=importance,
+            replay=replay,
+            reinforcement_cap=self.settings.reinforcement_cap,
+        )
+        values: dict[str, Any] = {
+            "text": decision.text,
+            "importance": decision.importance,
+            "reinforcements": old.reinforcements + int(decision.reinforced),
+            "state": "active",  # a restated archived fact comes back
+            "updated_at": utcnow(),
+        }
+        if source == "explicit":
+            values["source"] = "explicit"
+        if decision.text != old.text:
+            values["embedding"] = vector
+            values["source_message_id"] = source_message_id
+        await conn.execute(
+            memories.update().where(memories.c.id == memory_id).values(**values)
+        )
+        await self._log(conn, user, [{
+            "memory_id": memory_id, "action": "merged",
+            "reason": "reinforced by a restatement" if decision.reinforced else "replayed",
+            "old_text": old.text, "new_text": decision.text,
+            "old_importance": old.importance, "new_importance": decision.importance,
+        }])
+        return _memory(await self._row(conn, user, memory_id))
+
+    async def update(
+        self, user_id: Any, memory_id: Any, *, text: Any = None, importance: Any = None
+    ) -> Memory:
+        user = self.user(user_id)
+        if text is None and importance is None:
+            raise InvalidInputError("nothing to update: give text= and/or importance=")
+        new_text = None if text is None else check_text(text, "text", self.settings.max_text_chars)
+        new_importance = None if importance is None else check_importance(importance)
+        vector = None if new_text is None else (await self.embed([new_text]))[0]
+        async with self.db.transaction() as conn:
+            old = await self._row(conn, user, memory_id)
+            values: dict[str, Any] = {"updated_at": utcnow()}
+            if new_text is not None:
+                values.update(text=new_text, embedding=vector)
+            if new_importance is not None:
+                values["importance"] = new_importance
+            await conn.execute(
+                memories.update().where(memories.c.id == old.id).values(**values)
+            )
+            await self._log(conn, user, [{
+                "memory_id": old.id, "action": "updated", "reason": "edited",
+                "old_text": old.text, "new_text": new_text or old.text,
+                "old_importance": old.importance,
+                "new_importance": new_importance or old.importance,
+            }])
+            return _memory(await self._row(conn, user, old.id))
+
+    async def delete(self, user_id: Any, memory_id: Any) -> None:
+        """Delete a memory and its text everywhere; history keeps only that it was deleted."""
+        user = self.user(user_id)
+        async with self.db.transaction() as conn:
+            row = await self._row(conn, user, memory_id)
+            await self._forget(conn, user, [row.id], reason="deleted by the user")
+
+    async def _forget(
+        self, conn: AsyncConnection, user: str, ids: Sequence[str], *, reason: str
+    ) -> None:
+        scope = (memory_events.c.user_id == user) & memory_events.c.memory_id.in_(ids)
+        await conn.execute(
+            memory_events.update().where(scope).values(old_text=None, new_text=None, reason=None)
+        )
+        await conn.execute(
+            memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids))
+        )
+        await self._log(conn, user, [{"memory_id": i, "action": "deleted", "reason": reason}
+                                     for i in ids])
+
+    async def prune(self, user_id: Any) -> list[str]:
+        """Archive the user's excess memories past the soft limit; returns their ids."""
+        user = self.user(user_id)
+        async with self.db.transaction() as conn:
+            await self.db.backend.lock_user(conn, user)
+            return await self._prune(conn, user)
+
+    async def _prune(self, conn: AsyncConnection, user: str) -> list[str]:
+        live = (memories.c.user_id == user) & (memories.c.state != "archived")
+        count = (await conn.execute(select(func.count()).where(live))).scalar_one()
+        excess = count - self.settings.memory_limit
+        if excess <= 0:
+            return []
+        rows = await conn.execute(
+            select(memories.c.id, memories.c.importance, memories.c.created_at, memories.c.text)
+            .where(live, memories.c.importance < self.settings.protected_importance)
+        )
+        by_id = {row.id: row for row in rows}
+        victims = select_for_pruning(
+            [PruneCandidate(r.id, r.importance, r.created_at) for r in by_id.values()],
+            excess=excess,
+            protected_importance=self.settings.protected_importance,
+        )
+        if not victims:
+            return []
+        await conn.execute(
+            memories.update()
+            .where(memories.c.user_id == user, memories.c.id.in_(victims))
+            .values(state="archived", updated_at=utcnow())
+        )
+        await self._log(conn, user, [{
+            "memory_id": i, "action": "pruned",
+            "reason": f"over the soft limit of {self.settings.memory_limit}",
+            "old_text": by_id[i].text, "new_text": by_id[i].text,
+            "old_importance": by_id[i].importance, "new_importance": by_id[i].importance,
+        } for i in victims])
+        return victims
+
+    async def erase_user(self, user_id: Any) -> int:
+        """Remove every row of the user; returns how many memories were removed."""
+        from .schema import jobs, messages, sessions
+
+        user = self.user(user_id)
+        async with self.db.transaction() as conn:
+            await self.db.backend.lock_user(conn, user)
+            removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
+            for table in (memory_events, messages, sessions, jobs):
+                await conn.execute(table.delete().where(table.c.user_id == user))
+            return int(removed.rowcount or 0)
+
+    # -- reads ----------------------------------------------------------------
+
+    async def get(self, user_id: Any, memory_id: Any) -> Memory:
+        user = self.user(user_id)
+        async with self.db.transaction() as conn:
+            return _memory(await self._row(conn, user, memory_id))
+
+    async def list_memories(self, user_id: Any, *, include_archived: bool = False) -> list[Memory]:
+        user = self.user(user_id)
+        stmt = select(*_MEMORY_COLUMNS).where(memories.c.user_id == user)
+        if not include_archived:
+            stmt = stmt.where(memories.c.state != "archived")
+        stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
+        async with self.db.transaction() as conn:
+            return [_memory(row) for row in await conn.execute(stmt)]
+
+    async def history(self, user_id: Any, memory_id: Any) -> list[MemoryEvent]:
+        user = self.user(user_id)
+        if not isinstance(memory_id, str):
+            raise InvalidInputError(f"memory_id must be a str, got {type(memory_id).__name__}")
+        stmt = (
+            select(memory_events)
+            .where(memory_events.c.user_id == user, memory_events.c.memory_id == memory_id)
+            .order_by(memory_events.c.id)
+        )
+        async with self.db.transaction() as conn:
+            events = [_event(row) for row in await conn.execute(stmt)]
+        if not events:
+            raise NotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+        return events
+
+    async def search(
+        self,
+        user_id: Any,
+        query: Any,
+        *,
+        k: int | None = None,
+        include_archived: bool = False,
+        vector: Vector | None = None,
+    ) -> list[ScoredMemory]:
+        """Cosine top-k. Fewer than k memories: all of them, best first."""
+        user = self.user(user_id)
+        text = check_text(query, "query", self.settings.max_message_chars)
+        k = check_k(self.settings.search_k if k is None else k)
+        if vector is None:
+            vector = (await self.embed([text]))[0]
+        async with self.db.transaction() as conn:
+            hits = await self.db.backend.nearest(
+                conn, user, vector, k, include_archived=include_archived
+            )
+            if not hits:
+                return []
+            rows = await conn.execute(
+                select(*_MEMORY_COLUMNS).where(
+                    memories.c.user_id == user, memories.c.id.in_([i for i, _ in hits])
+                )
+            )
+            found = {row.id: _memory(row) for row in rows}
+        return [
+            ScoredMemory(found[i], score, {"vector": score}) for i, score in hits if i in found
+        ]
+
+    # -- portability ------------------------------------------------------------
+
+    async def export_user(self, user_id: Any) -> dict[str, Any]:
+        user = self.user(user_id)
+        async with self.db.transaction() as conn:
+            rows = (await conn.execute(
+                select(*_MEMORY_COLUMNS).where(memories.c.user_id == user)
+                .order_by(memories.c.created_at)
+            )).all()
+            events = (await conn.execute(
+                select(memory_events).where(memory_events.c.user_id == user)
+                .order_by(memory_events.c.id)
+            )).all()
+        history: dict[str, list[dict[str, Any]]] = {}
+        for event in events:
+            history.setdefault(event.memory_id, []).append(_event(event).to_dict())
+        return {
+            "format": "truemem.user/1",
+            "user_id": user,
+            "exported_at": utcnow().isoformat(),
+            "memories": [
+                {**_memory(row).to_dict(), "history": history.pop(row.id, [])} for row in rows
+            ],
+            "deleted": [{"memory_id": i, "history": h} for i, h in history.items()],
+        }
+
+    async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
+        """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
+
+        Everything is validated before anything is written; vectors are recomputed
+        with this store's embedder. Imported memories are not deduplicated.
+        """
+        user = self.user(user_id)
+        items = _parse_export(data, self.settings.max_text_chars)
+        vectors = await self.embed([item["text"] for item in items]) if items else None
+        now = utcnow()
+        rows, events = [], []
+        for item, vector in zip(items, vectors if vectors is not None else [], strict=True):
+            memory_id = str(uuid.uuid4())
+            rows.append({
+                "id": memory_id, "user_id": user, "text": item["text"],
+                "importance": item["importance"], "kind": item["kind"],
+                "source": item["source"], "state": item["state"],
+                "reinforcements": item["reinforcements"], "embedding": vector,
+                "embedding_model": self.embedder.model_name, "source_message_id": None,
+                "created_at": item["created_at"], "updated_at": item["updated_at"],
+            })
+            for event in item["history"]:
+                events.append(_event_row(**event, memory_id=memory_id, user_id=user))
+            events.append(_event_row(memory_id=memory_id, user_id=user, action="imported",
+                                     reason="import_user", new_text=item["text"],
+                                     new_importance=item["importance"], created_at=now))
+        async with self.db.transaction() as conn:
+            await self.db.backend.lock_user(conn, user)
+            if rows:
+                await conn.execute(memories.insert(), rows)
+                await conn.execute(memory_events.insert(), events)
+            return [_memory(await self._row(conn, user, row["id"])) for row in rows]
+
+
+def _parse_export(data: Mapping[str, Any], max_chars: int) -> list[dict[str, Any]]:
+    """Validate an export document; raise ``InvalidInputError`` naming the bad field."""
+    from .validation import check_importance as imp
+
+    if not isinstance(data, Mapping) or data.get("format") != "truemem.user/1":
+        raise InvalidInputError("not a TrueMem export (expected format 'truemem.user/1')")
+    items = data.get("memories")
+    if not isinstance(items, list):
+        raise InvalidInputError("export has no 'memories' list")
+    parsed = []
+    for n, item in enumerate(items):
+        where = f"memories[{n}]"
+        try:
+            history = [
+                {
+                    "action": e["action"], "reason": e.get("reason"),
+                    "old_text": e.get("old_text"), "new_text": e.get("new_text"),
+                    "old_importance": e.get("old_importance"),
+                    "new_importance": e.get("new_importance"),
+                    "created_at": datetime.fromisoformat(e["created_at"]),
+                }
+                for e in item.get("history", [])
+            ]
+            parsed.append({
+                "text": check_text(item["text"], f"{where}.text", max_chars),
+                "importance": imp(item["importance"]),
+                "kind": check_kind(item.get("kind", "semantic")),
+                "source": check_source(item.get("source", "manual")),
+                "state": item.get("state", "active"),
+                "reinforcements": int(item.get("reinforcements", 0)),
+                "created_at": datetime.fromisoformat(item["created_at"]),
+                "updated_at": datetime.fromisoformat(item["updated_at"]),
+                "history": history,
+            })
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{where}: {exc}") from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(f"{where} is malformed: {exc!r}") from exc
+        if parsed[-1]["state"] not in ("active", "ephemeral", "archived"):
+            raise InvalidInputError(f"{where}.state is not a lifecycle state")
+    return parsed
+

@@ -1,0 +1,188 @@
+"""The tables, as SQLAlchemy Core metadata (migrations in ``migrations/`` create them).
+
+Vectors are ``vector`` (pgvector, no fixed dimension) on PostgreSQL and
+float32 bytes on SQLite; timestamps are always timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.types import TypeDecorator, TypeEngine, UserDefinedType
+
+
+class _PgVector(UserDefinedType[Any]):
+    """pgvector's ``vector`` without a fixed dimension (one store, one embedder)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "vector"
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        def process(value: Any) -> str | None:
+            if value is None:
+                return None
+            return "[" + ",".join(f"{x:.7g}" for x in np.asarray(value, dtype=np.float32)) + "]"
+
+        return process
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        def process(value: Any) -> Any:
+            if value is None or isinstance(value, np.ndarray):
+                return value
+            return np.asarray(value.strip("[]").split(","), dtype=np.float32)
+
+        return process
+
+
+class EmbeddingType(TypeDecorator[Any]):
+    """A float32 vector: pgvector on PostgreSQL, raw bytes elsewhere."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(_PgVector())
+        return dialect.type_descriptor(LargeBinary())
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None or dialect.name == "postgresql":
+            return value
+        return np.asarray(value, dtype=np.float32).tobytes()
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        if value is None or dialect.name == "postgresql":
+            return value
+        return np.frombuffer(value, dtype=np.float32)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores UTC; always returns an aware datetime (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+        return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+Id = String(36)
+UserId = String(255)
+MessageId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
+
+metadata = MetaData()
+
+store_meta = Table(
+    "truemem_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("importance", SmallInteger, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("reinforcements", Integer, nullable=False),
+    Column("embedding", EmbeddingType, nullable=False),
+    Column("embedding_model", String(128), nullable=False),
+    Column("source_message_id", MessageId, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_memories_user_created", "user_id", "created_at"),
+)
+
+memory_events = Table(
+    "memory_events",
+    metadata,
+    Column("id", MessageId, primary_key=True, autoincrement=True),
+    Column("memory_id", Id, nullable=False),
+    Column("user_id", UserId, nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("old_text", Text, nullable=True),
+    Column("new_text", Text, nullable=True),
+    Column("old_importance", SmallInteger, nullable=True),
+    Column("new_importance", SmallInteger, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_memory_events_user_memory", "user_id", "memory_id"),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("user_id", UserId, primary_key=True),
+    Column("session_id", UserId, primary_key=True),
+    Column("summary", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("id", MessageId, primary_key=True, autoincrement=True),
+    Column("user_id", UserId, nullable=False),
+    Column("session_id", UserId, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("tokens", Integer, nullable=False),
+    Column("summarized", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_messages_user_session", "user_id", "session_id", "id"),
+)
+
+# Work that must happen after a commit (extraction, summaries): written in the
+# same transaction as the messages, so a broker outage loses nothing.
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("key", String(128), primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_jobs_status_created", "status", "created_at"),
+)

@@ -1,0 +1,93 @@
+"""Every tunable of TrueMem, with its default and its environment variable.
+
+``Settings()`` gives the defaults; ``Settings.from_env()`` reads ``TRUEMEM_<NAME>``
+for each field (e.g. ``TRUEMEM_MEMORY_LIMIT=300``). The docs' configuration
+reference is generated from this class, so it is the single source of truth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInputError
+
+
+def default_database_url() -> str:
+    """The embedded default: a SQLite file in ``~/.truemem``."""
+    return f"sqlite:///{Path.home() / '.truemem' / 'truemem.db'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # -- long-term memory --
+    memory_limit: int = 150
+    """Soft limit of memories per user; pruning runs when an add crosses it."""
+    protected_importance: int = 4
+    """Pruning never touches memories with at least this importance."""
+    dedup_threshold: float = 0.85
+    """Cosine similarity at or above which a new memory merges into an existing one."""
+    reinforcement_cap: int = 4
+    """Reinforcement raises importance by one per restatement, up to this cap."""
+    default_importance: int = 3
+    """Importance of a manual memory when none is given."""
+    max_text_chars: int = 2000
+    """Longest memory text accepted; longer input is rejected, never truncated."""
+    max_message_chars: int = 100_000
+    """Longest chat message accepted by ``record`` and ``get_context``."""
+    max_id_chars: int = 255
+    """Longest user or session id accepted."""
+    # -- retrieval --
+    search_k: int = 10
+    """Memories returned by search and put in the context."""
+    # -- short-term memory --
+    recent_messages: int = 20
+    """Messages of the session kept verbatim in the context."""
+    summary_token_threshold: int = 2000
+    """Unsummarised tokens of a session that trigger a background summary."""
+    # -- embeddings and tokens --
+    embedding_threads: int = 2
+    """onnxruntime intra-op threads of the built-in embedder."""
+    token_encoding: str = "cl100k_base"
+    """tiktoken encoding used to count tokens (bundled, offline)."""
+    # -- background jobs --
+    job_max_retries: int = 5
+    """Retries of a failed background job (exponential backoff)."""
+    job_min_backoff_ms: int = 500
+    """First retry delay of a failed background job."""
+    sweep_interval_s: float = 30.0
+    """How often pending work is re-enqueued (recovers jobs lost while the broker was down)."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.dedup_threshold <= 1.0:
+            raise InvalidInputError("dedup_threshold must be in (0, 1]")
+        for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars"):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be at least 1")
+        if not 1 <= self.protected_importance <= 5 or not 1 <= self.reinforcement_cap <= 5:
+            raise InvalidInputError("protected_importance and reinforcement_cap are in 1-5")
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, overridden by ``TRUEMEM_<FIELD>`` variables, then by ``overrides``."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            raw = env.get(f"TRUEMEM_{field.name.upper()}")
+            if raw is None:
+                continue
+            kind: type[Any] = type(field.default)
+            try:
+                values[field.name] = kind(raw)
+            except ValueError as exc:
+                raise InvalidInputError(
+                    f"TRUEMEM_{field.name.upper()}={raw!r} is not a valid {kind.__name__}"
+                ) from exc
+        values.update(overrides)
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
