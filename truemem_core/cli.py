@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -68,10 +72,63 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
         print(f"erased user {args.user!r} ({memory.erase_user(args.user)} memories)")
 
 
-def _demo(args: argparse.Namespace) -> None:
+def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    run_demo(args.database)
+    return 0 if run_demo(args.database) else 1
+
+
+def _load_object(path: str) -> Any:
+    """``package.module:attribute`` → the attribute (called if it is a factory)."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"--llm takes module:attribute (e.g. myapp.llms:build), got {path!r}")
+    target = getattr(importlib.import_module(module_name), attribute)
+    return target() if callable(target) and not hasattr(target, "acomplete") else target
+
+
+def _worker(args: argparse.Namespace) -> int:
+    redis_url = args.redis_url or os.environ.get("TRUEMEM_REDIS_URL")
+    if not redis_url:
+        raise SystemExit(
+            "truemem worker needs a Redis broker: pass --redis-url or set TRUEMEM_REDIS_URL "
+            "(without Redis, TrueMem runs its background jobs in-process and needs no worker)"
+        )
+    if args.processes > 1:
+        return _worker_pool(args)
+    llm = _load_object(args.llm) if args.llm else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    memory = TrueMem(args.database, redis_url=redis_url, llm=llm)
+    print(f"truemem worker: {args.threads} threads on {redis_url} (Ctrl-C to stop)",
+          file=sys.stderr, flush=True)
+    try:
+        memory.serve_jobs(threads=args.threads)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        memory.close()
+    return 0
+
+
+def _worker_pool(args: argparse.Namespace) -> int:
+    """Run ``--processes`` single-process workers and stop them together."""
+    argv = [sys.executable, "-m", "truemem_core.cli"]
+    if args.database:
+        argv += ["--database", args.database]
+    argv += ["worker", "--processes", "1", "--threads", str(args.threads)]
+    for flag, value in (("--redis-url", args.redis_url), ("--llm", args.llm)):
+        if value:
+            argv += [flag, value]
+    children = [subprocess.Popen(argv) for _ in range(args.processes)]
+    try:
+        return max(child.wait() for child in children)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser("demo", help="two scripted sessions, days apart, on a fresh store")
+
+    worker = commands.add_parser("worker", help="run background jobs from Redis")
+    worker.add_argument("--redis-url", help="default: $TRUEMEM_REDIS_URL")
+    worker.add_argument("--processes", type=int, default=1, help="worker processes (default 1)")
+    worker.add_argument("--threads", type=int, default=2, help="threads per process (default 2)")
+    worker.add_argument("--llm", metavar="MODULE:ATTR",
+                        help="an LLM (or a factory returning one) for extraction and summaries")
 
     mem = commands.add_parser("memories", help="list, show, add, edit, delete, search memories")
     mem_actions = mem.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -128,10 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         if args.command == "demo":
-            _demo(args)
-        else:
-            with TrueMem(args.database) as memory:
-                handlers[args.command](args, memory)
+            return _demo(args)
+        if args.command == "worker":
+            return _worker(args)
+        with TrueMem(args.database) as memory:
+            handlers[args.command](args, memory)
     except TrueMemError as exc:
         print(f"truemem: error: {exc}", file=sys.stderr)
         return 2

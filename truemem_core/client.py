@@ -7,14 +7,19 @@ private loop (see ``bridge.py``); no body is written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
 from .bridge import LoopThread
+from .context import Context
 from .core import Core
 from .embeddings import Embedder
-from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source
+from .extraction import LLM
+from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
+from .pipeline import Recorded
+from .retrieval import Mode as SearchMode
 from .settings import Settings
 from .tokens import TokenCounter
 
@@ -22,8 +27,12 @@ from .tokens import TokenCounter
 class TrueMem:
     """Long-term memory for LLM applications.
 
-    >>> with TrueMem("/tmp/demo.db") as memory:                       # doctest: +SKIP
-    ...     memory.add_memory("ana", "Prefers bullet points", importance=5)
+    ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:
+    ``$TRUEMEM_DATABASE_URL``, else ``~/.truemem/truemem.db``). ``llm``: any object
+    with ``async acomplete(messages) -> str`` for extraction and summaries (the
+    built-in rules and extractive summariser otherwise). ``redis_url`` (default
+    ``$TRUEMEM_REDIS_URL``): background jobs go to Redis for ``truemem worker``
+    processes; without it they run in this process.
     """
 
     def __init__(
@@ -33,11 +42,14 @@ class TrueMem:
         embedder: Embedder | None = None,
         settings: Settings | None = None,
         token_counter: TokenCounter | None = None,
+        llm: LLM | None = None,
+        redis_url: str | None = None,
     ) -> None:
-        self._core = Core(
-            database_url, embedder=embedder, settings=settings, token_counter=token_counter
-        )
         self._loop = LoopThread()
+        self._core = Core(
+            self._loop, database_url, embedder=embedder, settings=settings,
+            token_counter=token_counter, llm=llm, redis_url=redis_url,
+        )
 
     @property
     def settings(self) -> Settings:
@@ -69,6 +81,37 @@ class TrueMem:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    # -- the two calls ------------------------------------------------------------
+
+    def get_context(self, user_id: str, session_id: str, message: str) -> Context:
+        return self._loop.run(self._core.get_context(user_id, session_id, message))
+
+    async def aget_context(self, user_id: str, session_id: str, message: str) -> Context:
+        return await self._loop.arun(self._core.get_context(user_id, session_id, message))
+
+    def record(
+        self, user_id: str, session_id: str, user_message: str, assistant_message: str
+    ) -> Recorded:
+        return self._loop.run(
+            self._core.record(user_id, session_id, user_message, assistant_message))
+
+    async def arecord(
+        self, user_id: str, session_id: str, user_message: str, assistant_message: str
+    ) -> Recorded:
+        return await self._loop.arun(
+            self._core.record(user_id, session_id, user_message, assistant_message))
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Block until the background work this instance queued is done."""
+        self._loop.run(self._core.drain(timeout))
+
+    async def adrain(self, timeout: float = 30.0) -> None:
+        await self._loop.arun(self._core.drain(timeout))
+
+    def serve_jobs(self, threads: int = 2) -> None:
+        """Run background jobs from the broker in this process until interrupted."""
+        self._loop.run(self._core.serve(threads))
 
     # -- long-term memory --------------------------------------------------------
 
@@ -137,13 +180,50 @@ class TrueMem:
     async def ahistory(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
         return await self._loop.arun(self._core.history(user_id, memory_id))
 
-    def search(self, user_id: str, query: str, *, k: int | None = None) -> list[ScoredMemory]:
-        return self._loop.run(self._core.search(user_id, query, k=k))
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        kind: Kind | Collection[Kind] | None = None,
+        min_importance: int | None = None,
+        state: State | Collection[State] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        include_archived: bool = False,
+    ) -> list[ScoredMemory]:
+        """The user's top ``k`` memories for ``query``, each explaining its rank.
+
+        ``mode``: ``"hybrid"`` (RRF of the three channels), ``"vector"``,
+        ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
+        ``state`` (default active and ephemeral; ``include_archived`` adds
+        archived), ``created_after`` (inclusive) / ``created_before`` (exclusive).
+        """
+        return self._loop.run(self._core.search(
+            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
+            state=state, created_after=created_after, created_before=created_before,
+            include_archived=include_archived))
 
     async def asearch(
-        self, user_id: str, query: str, *, k: int | None = None
+        self,
+        user_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        kind: Kind | Collection[Kind] | None = None,
+        min_importance: int | None = None,
+        state: State | Collection[State] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        include_archived: bool = False,
     ) -> list[ScoredMemory]:
-        return await self._loop.arun(self._core.search(user_id, query, k=k))
+        return await self._loop.arun(self._core.search(
+            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
+            state=state, created_after=created_after, created_before=created_before,
+            include_archived=include_archived))
 
     def prune(self, user_id: str) -> list[str]:
         return self._loop.run(self._core.prune(user_id))

@@ -6,7 +6,8 @@
     ├── EmbedderMismatchError                    store made with another embedding model
     ├── MissingDependencyError (ImportError)     optional extra not installed
     ├── StorageError                             the database failed (wraps the driver error)
-    └── BrokerError                              the job broker failed (wraps the client error)
+    ├── BrokerError                              the job broker failed (wraps the client error)
+    └── DrainTimeoutError (also a TimeoutError)  background jobs still pending at the deadline
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class StorageError(TrueMemError):
 
 class BrokerError(TrueMemError):
     """The job broker failed; the client's exception is chained as ``__cause__``."""
+
+
+class DrainTimeoutError(TrueMemError, TimeoutError):
+    """``drain()`` ran out of time with background jobs still pending."""
 
 
 def require(module: str, extra: str) -> None:

@@ -152,6 +152,9 @@ sessions = Table(
     Column("user_id", UserId, primary_key=True),
     Column("session_id", UserId, primary_key=True),
     Column("summary", Text, nullable=True),
+    # the last message folded into the summary: a summary job commits only if
+    # it is still what the job read (optimistic concurrency, replay-safe)
+    Column("summarized_through", MessageId, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
 )

@@ -62,6 +62,7 @@ def upgrade() -> None:
         sa.Column("user_id", USER, primary_key=True),
         sa.Column("session_id", USER, primary_key=True),
         sa.Column("summary", sa.Text, nullable=True),
+        sa.Column("summarized_through", MessageId, nullable=True),
         sa.Column("created_at", UTCDateTime, nullable=False),
         sa.Column("updated_at", UTCDateTime, nullable=False),
     )

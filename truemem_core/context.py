@@ -1,0 +1,67 @@
+"""What ``get_context`` returns, and how it renders for an LLM (pure, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .conversation import Message
+from .models import Memory, ScoredMemory
+
+_PREAMBLE = (
+    "You are talking with a returning user. Use what you remember about them when it "
+    "helps; do not recite it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything the model should know before answering ``message``."""
+
+    user_id: str
+    session_id: str
+    message: str
+    summary: str | None
+    recent_messages: list[Message]
+    memories: list[ScoredMemory]
+    explicit: list[Memory]
+    tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def facts(self) -> list[Memory]:
+        """Explicit memories from this message first, then the retrieved ones, no repeats."""
+        seen: set[str] = set()
+        ordered = [*self.explicit, *(hit.memory for hit in self.memories)]
+        return [m for m in ordered if not (m.id in seen or seen.add(m.id))]
+
+    def to_system_prompt(self) -> str:
+        parts = [_PREAMBLE]
+        if self.facts:
+            parts.append("What you remember about the user:\n" + "\n".join(
+                f"- {m.text}" for m in self.facts))
+        if self.summary:
+            parts.append(f"Summary of the earlier conversation:\n{self.summary}")
+        return "\n\n".join(parts)
+
+    def to_messages(self, *, include_message: bool = True) -> list[dict[str, str]]:
+        """System prompt, the recent messages verbatim, then (by default) ``message``."""
+        rendered = [{"role": "system", "content": self.to_system_prompt()}]
+        rendered += [{"role": m.role, "content": m.content} for m in self.recent_messages]
+        if include_message:
+            rendered.append({"role": "user", "content": self.message})
+        return rendered
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "message": self.message,
+            "summary": self.summary,
+            "recent_messages": [m.to_dict() for m in self.recent_messages],
+            "memories": [hit.to_dict() for hit in self.memories],
+            "explicit": [m.to_dict() for m in self.explicit],
+            "system_prompt": self.to_system_prompt(),
+            "tokens": self.tokens,
+            "timings": self.timings,
+        }

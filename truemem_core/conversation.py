@@ -1,0 +1,176 @@
+"""Short-term memory: sessions, their messages and running summaries (SQL only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .schema import messages, sessions, utcnow
+
+ROLES = ("user", "assistant", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    role: str
+    content: str
+    tokens: int
+    created_at: datetime
+    summarized: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    summary: str | None
+    summarized_through: int | None
+    recent: list[Message]
+
+
+def _message(row: Any) -> Message:
+    return Message(row.id, row.role, row.content, row.tokens, row.created_at, row.summarized)
+
+
+async def append(
+    conn: AsyncConnection,
+    user_id: str,
+    session_id: str,
+    items: Sequence[tuple[str, str, int]],
+) -> list[int]:
+    """Insert (role, content, tokens) messages, creating the session; returns their ids."""
+    now = utcnow()
+    exists = await conn.execute(
+        select(sessions.c.user_id).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id
+        )
+    )
+    if exists.first() is None:
+        await conn.execute(sessions.insert().values(
+            user_id=user_id, session_id=session_id, summary=None, summarized_through=None,
+            created_at=now, updated_at=now))
+    else:
+        await conn.execute(
+            sessions.update()
+            .where(sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+            .values(updated_at=now)
+        )
+    ids = []
+    for role, content, tokens in items:  # one by one: we need each id for provenance
+        result = await conn.execute(messages.insert().values(
+            user_id=user_id, session_id=session_id, role=role, content=content,
+            tokens=tokens, summarized=False, created_at=now))
+        ids.append(int(result.inserted_primary_key[0]))
+    return ids
+
+
+async def state(
+    conn: AsyncConnection, user_id: str, session_id: str, recent: int
+) -> SessionState:
+    """The running summary and the last ``recent`` messages, oldest first."""
+    row = (await conn.execute(
+        select(sessions.c.summary, sessions.c.summarized_through).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+    )).first()
+    rows = await conn.execute(
+        select(messages)
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
+        .order_by(messages.c.id.desc())
+        .limit(recent)
+    )
+    last = [_message(r) for r in rows][::-1]
+    if row is None:
+        return SessionState(None, None, last)
+    return SessionState(row.summary, row.summarized_through, last)
+
+
+async def unsummarized_tokens(conn: AsyncConnection, user_id: str, session_id: str) -> int:
+    total = await conn.execute(
+        select(func.coalesce(func.sum(messages.c.tokens), 0)).where(
+            messages.c.user_id == user_id,
+            messages.c.session_id == session_id,
+            messages.c.summarized.is_(False),
+        )
+    )
+    return int(total.scalar_one())
+
+
+async def to_fold(
+    conn: AsyncConnection, user_id: str, session_id: str, keep_recent: int
+) -> list[Message]:
+    """Unsummarised messages older than the last ``keep_recent`` of the session."""
+    newest = (
+        select(messages.c.id)
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
+        .order_by(messages.c.id.desc())
+        .limit(keep_recent)
+        .subquery()
+    )
+    rows = await conn.execute(
+        select(messages)
+        .where(
+            messages.c.user_id == user_id,
+            messages.c.session_id == session_id,
+            messages.c.summarized.is_(False),
+            messages.c.id.not_in(select(newest.c.id)),
+        )
+        .order_by(messages.c.id)
+    )
+    return [_message(r) for r in rows]
+
+
+async def fold(
+    conn: AsyncConnection,
+    user_id: str,
+    session_id: str,
+    *,
+    expected_through: int | None,
+    summary: str,
+    message_ids: Sequence[int],
+) -> bool:
+    """Store a new summary and mark exactly ``message_ids`` summarised.
+
+    Commits only if nobody folded the session since the job read it; returns
+    whether it did (a replayed or raced job changes nothing).
+    """
+    current = await conn.execute(
+        select(sessions.c.summarized_through).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+    )
+    row = current.first()
+    if row is None or row.summarized_through != expected_through or not message_ids:
+        return False
+    await conn.execute(
+        sessions.update()
+        .where(sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+        .values(summary=summary, summarized_through=max(message_ids), updated_at=utcnow())
+    )
+    await conn.execute(
+        messages.update()
+        .where(messages.c.user_id == user_id, messages.c.id.in_(list(message_ids)))
+        .values(summarized=True)
+    )
+    return True
+
+
+async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
+    for table in (messages, sessions):
+        await conn.execute(
+            table.delete().where(table.c.user_id == user_id, table.c.session_id == session_id)
+        )
+
+
+async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Message | None:
+    row = (await conn.execute(
+        select(messages).where(messages.c.user_id == user_id, messages.c.id == message_id)
+    )).first()
+    return None if row is None else _message(row)

@@ -1,0 +1,256 @@
+"""The request cycle: ``get_context`` before the LLM call, ``record`` after it,
+and the background jobs that ``record`` leaves behind (extraction, summaries)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+
+from . import conversation
+from .context import Context
+from .embeddings import Vector
+from .errors import InvalidInputError
+from .extraction import (
+    LLM,
+    CandidateFact,
+    detect_explicit,
+    extract_facts,
+    extract_with_llm,
+    summarize_extractive,
+    summarize_with_llm,
+)
+from .memories import MemoryService
+from .models import Memory, ScoredMemory
+from .schema import jobs, utcnow
+from .settings import Settings
+from .store import Database
+from .tokens import TokenCounter
+from .validation import check_id, check_text
+
+log = logging.getLogger("truemem.pipeline")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What ``record`` stored: the two message ids and the keys of the jobs it queued."""
+
+    user_message_id: int
+    assistant_message_id: int
+    jobs: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    key: str
+    kind: str
+
+
+class Pipeline:
+    def __init__(
+        self,
+        db: Database,
+        memories: MemoryService,
+        tokens: TokenCounter,
+        settings: Settings,
+        llm: LLM | None,
+    ) -> None:
+        self.db = db
+        self.memories = memories
+        self.tokens = tokens
+        self.settings = settings
+        self.llm = llm
+
+    # -- get context ------------------------------------------------------------
+
+    async def get_context(
+        self, user_id: Any, session_id: Any, message: Any, *, concurrent: bool = True
+    ) -> Context:
+        """Assemble summary, recent messages and relevant memories for ``message``.
+
+        The independent steps (embed + search, load the session, detect and store
+        explicit memories) run concurrently, so the cost is the slowest of them.
+        """
+        user = self.memories.user(user_id)
+        session = check_id(session_id, "session_id", self.settings.max_id_chars)
+        text = check_text(message, "message", self.settings.max_message_chars)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+
+        async def timed(name: str, step: Awaitable[T]) -> T:
+            begin = time.perf_counter()
+            try:
+                return await step
+            finally:
+                timings[name] = round((time.perf_counter() - begin) * 1000, 3)
+
+        async def retrieve() -> list[ScoredMemory]:
+            vector: Vector = (await timed("embed", self.memories.embed([text])))[0]
+            return await timed("search", self.memories.search(user, text, vector=vector))
+
+        async def load_session() -> conversation.SessionState:
+            async with self.db.transaction() as conn:
+                return await conversation.state(conn, user, session,
+                                                self.settings.recent_messages)
+
+        async def explicit() -> list[Memory]:
+            facts = detect_explicit(text)
+            return [
+                await self.memories.add(user, fact.text, importance=5, kind=fact.kind,
+                                        source="explicit")
+                for fact in facts
+            ]
+
+        steps = (retrieve(), timed("load_session", load_session()), timed("explicit", explicit()))
+        if concurrent:
+            hits, state, stored = await asyncio.gather(*steps)
+        else:
+            hits, state, stored = await steps[0], await steps[1], await steps[2]
+        context = Context(
+            user_id=user, session_id=session, message=text, summary=state.summary,
+            recent_messages=state.recent, memories=hits, explicit=stored, timings=timings,
+        )
+        tokens = sum(self.tokens.count(m["content"]) for m in context.to_messages())
+        timings["total"] = round((time.perf_counter() - started) * 1000, 3)
+        return dataclasses.replace(context, tokens=tokens)
+
+    # -- record -----------------------------------------------------------------
+
+    async def record(
+        self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
+    ) -> tuple[Recorded, list[Job]]:
+        """Store both messages and the jobs they imply, in one transaction."""
+        user = self.memories.user(user_id)
+        session = check_id(session_id, "session_id", self.settings.max_id_chars)
+        said = check_text(user_message, "user_message", self.settings.max_message_chars)
+        answered = check_text(assistant_message, "assistant_message",
+                              self.settings.max_message_chars)
+        items = [("user", said, self.tokens.count(said)),
+                 ("assistant", answered, self.tokens.count(answered))]
+        async with self.db.transaction() as conn:
+            user_msg, assistant_msg = await conversation.append(conn, user, session, items)
+            queued = [Job(f"extract:{user_msg}", "extract")]
+            unsummarized = await conversation.unsummarized_tokens(conn, user, session)
+            if unsummarized > self.settings.summary_token_threshold:
+                queued.append(Job(f"summarize:{assistant_msg}", "summarize"))
+            now = utcnow()
+            await conn.execute(jobs.insert(), [
+                {"key": job.key, "user_id": user, "kind": job.kind, "status": "pending",
+                 "attempts": 0, "last_error": None, "created_at": now, "updated_at": now,
+                 "payload": {"session_id": session, "user_message_id": user_msg,
+                             "assistant_message_id": assistant_msg}}
+                for job in queued
+            ])
+        return Recorded(user_msg, assistant_msg, [job.key for job in queued]), queued
+
+    # -- jobs --------------------------------------------------------------------
+
+    async def run_job(self, key: str) -> None:
+        """Run one pending job; skip it if it is done. Failures are recorded and re-raised."""
+        async with self.db.transaction() as conn:
+            job = (await conn.execute(select(jobs).where(jobs.c.key == key))).first()
+        if job is None or job.status != "pending":
+            return
+        try:
+            if job.kind == "extract":
+                await self._extract(job)
+            elif job.kind == "summarize":
+                await self._summarize(job)
+            elif job.kind == "prune":
+                await self.memories.prune(job.user_id)
+                await self._finish(key)
+            else:
+                raise InvalidInputError(f"unknown job kind {job.kind!r}")
+        except Exception as exc:
+            attempts = job.attempts + 1
+            failed = attempts > self.settings.job_max_retries
+            async with self.db.transaction() as conn:
+                await conn.execute(jobs.update().where(jobs.c.key == key).values(
+                    attempts=attempts, last_error=f"{type(exc).__name__}: {exc}",
+                    status="failed" if failed else "pending", updated_at=utcnow()))
+            if failed:
+                log.error("job %s failed for good after %d attempts", key, attempts,
+                          exc_info=exc)
+                return
+            raise
+
+    async def _finish(self, key: str, conn: Any = None) -> bool:
+        """Mark a job done if it is still pending; False means someone else finished it."""
+        stmt = (jobs.update().where(jobs.c.key == key, jobs.c.status == "pending")
+                .values(status="done", updated_at=utcnow()))
+        if conn is not None:
+            return bool((await conn.execute(stmt)).rowcount)
+        async with self.db.transaction() as own:
+            return bool((await own.execute(stmt)).rowcount)
+
+    async def _extract(self, job: Any) -> None:
+        user, payload = job.user_id, job.payload
+        async with self.db.transaction() as conn:
+            said = await conversation.message(conn, user, payload["user_message_id"])
+            answered = await conversation.message(conn, user, payload["assistant_message_id"])
+        if said is None:  # the session was cleared meanwhile
+            await self._finish(job.key)
+            return
+        facts = await self._facts(said.content, answered.content if answered else "")
+        async with self.db.transaction() as conn:
+            if not await self._finish(job.key, conn):
+                return  # a concurrent delivery got there first; its transaction wins
+            for fact in facts:
+                try:
+                    await self.memories.add(
+                        user, fact.text, importance=min(fact.importance, 4), kind=fact.kind,
+                        source="extracted", source_message_id=said.id, conn=conn)
+                except InvalidInputError as exc:
+                    log.warning("dropped an extracted fact %r: %s", fact.text, exc)
+
+    async def _facts(self, said: str, answered: str) -> Sequence[CandidateFact]:
+        if self.llm is None:
+            return extract_facts(said)
+        return await extract_with_llm(self.llm, said, answered)
+
+    async def _summarize(self, job: Any) -> None:
+        user, session = job.user_id, job.payload["session_id"]
+        async with self.db.transaction() as conn:
+            state = await conversation.state(conn, user, session, 0)
+            folding = await conversation.to_fold(conn, user, session,
+                                                 self.settings.recent_messages)
+        if not folding:
+            await self._finish(job.key)
+            return
+        turns = [(m.role, m.content) for m in folding]
+        if self.llm is None:
+            summary = summarize_extractive(state.summary, turns)
+        else:
+            summary = await summarize_with_llm(self.llm, state.summary, turns)
+        async with self.db.transaction() as conn:
+            if await self._finish(job.key, conn):
+                await conversation.fold(
+                    conn, user, session, expected_through=state.summarized_through,
+                    summary=summary, message_ids=[m.id for m in folding])
+
+    async def pending(self, older_than: float = 0.0, limit: int = 500) -> list[Job]:
+        """Pending jobs not touched for ``older_than`` seconds (for the sweep)."""
+        cutoff = utcnow() - timedelta(seconds=older_than)
+        async with self.db.transaction() as conn:
+            rows = await conn.execute(
+                select(jobs.c.key, jobs.c.kind)
+                .where(jobs.c.status == "pending", jobs.c.updated_at <= cutoff)
+                .order_by(jobs.c.created_at).limit(limit))
+            return [Job(row.key, row.kind) for row in rows]
+
+    async def unfinished(self, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        async with self.db.transaction() as conn:
+            rows = await conn.execute(select(jobs.c.key).where(
+                jobs.c.key.in_(list(keys)), jobs.c.status == "pending"))
+            return {row.key for row in rows}
+
