@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="truemem", description=__doc__)
     parser.add_argument(
         "--database", metavar="URL",
-        help="SQLite path or database URL (default: $TRUEMEM_DATABASE_URL or ~/.truemem/truemem.db)",
+        help="SQLite path or database URL "
+        "(default: $TRUEMEM_DATABASE_URL, else ~/.truemem/truemem.db)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

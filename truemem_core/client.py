@@ -7,13 +7,14 @@ private loop (see ``bridge.py``); no body is written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
 from .bridge import LoopThread
 from .context import Context
+from .conversation import SessionState
 from .core import Core
 from .embeddings import Embedder
 from .extraction import LLM
@@ -101,6 +102,31 @@ class TrueMem:
     ) -> Recorded:
         return await self._loop.arun(
             self._core.record(user_id, session_id, user_message, assistant_message))
+
+    def record_messages(
+        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        """Record ``(role, content)`` messages (roles: user, assistant, system) in order."""
+        return self._loop.run(self._core.record_messages(user_id, session_id, messages))
+
+    async def arecord_messages(
+        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        return await self._loop.arun(self._core.record_messages(user_id, session_id, messages))
+
+    def get_session(self, user_id: str, session_id: str) -> SessionState:
+        """A session's running summary and recent messages (no retrieval)."""
+        return self._loop.run(self._core.get_session(user_id, session_id))
+
+    async def aget_session(self, user_id: str, session_id: str) -> SessionState:
+        return await self._loop.arun(self._core.get_session(user_id, session_id))
+
+    def clear_session(self, user_id: str, session_id: str) -> None:
+        """Delete a session's messages and summary; long-term memories stay."""
+        self._loop.run(self._core.clear_session(user_id, session_id))
+
+    async def aclear_session(self, user_id: str, session_id: str) -> None:
+        await self._loop.arun(self._core.clear_session(user_id, session_id))
 
     def drain(self, timeout: float = 30.0) -> None:
         """Block until the background work this instance queued is done."""

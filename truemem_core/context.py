@@ -31,9 +31,10 @@ class Context:
     @property
     def facts(self) -> list[Memory]:
         """Explicit memories from this message first, then the retrieved ones, no repeats."""
-        seen: set[str] = set()
-        ordered = [*self.explicit, *(hit.memory for hit in self.memories)]
-        return [m for m in ordered if not (m.id in seen or seen.add(m.id))]
+        by_id: dict[str, Memory] = {}
+        for memory in [*self.explicit, *(hit.memory for hit in self.memories)]:
+            by_id.setdefault(memory.id, memory)
+        return list(by_id.values())
 
     def to_system_prompt(self) -> str:
         parts = [_PREAMBLE]

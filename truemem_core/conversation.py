@@ -69,7 +69,9 @@ async def append(
         result = await conn.execute(messages.insert().values(
             user_id=user_id, session_id=session_id, role=role, content=content,
             tokens=tokens, summarized=False, created_at=now))
-        ids.append(int(result.inserted_primary_key[0]))
+        key = result.inserted_primary_key
+        assert key is not None
+        ids.append(int(key[0]))
     return ids
 
 

@@ -10,11 +10,12 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .bridge import LoopThread
 from .context import Context
+from .conversation import SessionState
 from .embeddings import Embedder, default_embedder
 from .errors import DrainTimeoutError
 from .extraction import LLM
@@ -22,7 +23,6 @@ from .jobs import JobQueue
 from .memories import MemoryService
 from .models import Memory, MemoryEvent, ScoredMemory
 from .pipeline import Job, Pipeline, Recorded
-
 from .settings import Settings
 from .store import Database, resolve_url
 from .tokens import TiktokenCounter, TokenCounter
@@ -181,6 +181,19 @@ class Core:
             user_id, session_id, user_message, assistant_message)
         self._enqueue(queued)
         return recorded
+
+    async def record_messages(
+        self, user_id: str, session_id: str, turns: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        ids, queued = await (await self.ready()).record_messages(user_id, session_id, turns)
+        self._enqueue(queued)
+        return ids
+
+    async def get_session(self, user_id: str, session_id: str) -> SessionState:
+        return await (await self.ready()).session(user_id, session_id)
+
+    async def clear_session(self, user_id: str, session_id: str) -> None:
+        await (await self.ready()).clear_session(user_id, session_id)
 
     # -- long-term memory -------------------------------------------------------
 

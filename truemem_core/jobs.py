@@ -51,19 +51,18 @@ class JobQueue:
             require("redis", "redis")
             from dramatiq.brokers.redis import RedisBroker
 
-            self.broker: dramatiq.Broker = RedisBroker(url=redis_url)
+            self.broker: dramatiq.Broker = RedisBroker(url=redis_url)  # type: ignore[no-untyped-call]
         else:
             self.broker = StubBroker()
         self.actors = {
             kind: dramatiq.actor(
-                perform,
                 broker=self.broker,
                 actor_name=f"truemem_{kind}",
                 queue_name=QUEUE,
                 max_retries=settings.job_max_retries,
                 min_backoff=settings.job_min_backoff_ms,
                 max_backoff=settings.job_min_backoff_ms * 60,
-            )
+            )(perform)
             for kind in KINDS
         }
         self._errors = _send_errors()

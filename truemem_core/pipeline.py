@@ -127,29 +127,62 @@ class Pipeline:
     async def record(
         self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
     ) -> tuple[Recorded, list[Job]]:
-        """Store both messages and the jobs they imply, in one transaction."""
+        """Store an exchange and the jobs it implies, in one transaction."""
+        ids, queued = await self.record_messages(
+            user_id, session_id, [("user", user_message), ("assistant", assistant_message)])
+        return Recorded(ids[0], ids[1], [job.key for job in queued]), queued
+
+    async def record_messages(
+        self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
+    ) -> tuple[list[int], list[Job]]:
+        """Store messages in order; each user message gets an extraction job (with the
+        reply that follows it), and a summary job is queued past the token threshold."""
         user = self.memories.user(user_id)
         session = check_id(session_id, "session_id", self.settings.max_id_chars)
-        said = check_text(user_message, "user_message", self.settings.max_message_chars)
-        answered = check_text(assistant_message, "assistant_message",
-                              self.settings.max_message_chars)
-        items = [("user", said, self.tokens.count(said)),
-                 ("assistant", answered, self.tokens.count(answered))]
+        if not turns:
+            raise InvalidInputError("no messages to record")
+        items = []
+        for role, content in turns:
+            if role not in conversation.ROLES:
+                raise InvalidInputError(f"role must be one of {conversation.ROLES}, got {role!r}")
+            text = check_text(content, f"{role}_message", self.settings.max_message_chars)
+            items.append((role, text, self.tokens.count(text)))
         async with self.db.transaction() as conn:
-            user_msg, assistant_msg = await conversation.append(conn, user, session, items)
-            queued = [Job(f"extract:{user_msg}", "extract")]
+            ids = await conversation.append(conn, user, session, items)
+            queued, payloads = [], []
+            for n, (role, _, _) in enumerate(items):
+                if role != "user":
+                    continue
+                reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1][0] == "assistant" else None
+                queued.append(Job(f"extract:{ids[n]}", "extract"))
+                payloads.append({"user_message_id": ids[n], "assistant_message_id": reply})
             unsummarized = await conversation.unsummarized_tokens(conn, user, session)
             if unsummarized > self.settings.summary_token_threshold:
-                queued.append(Job(f"summarize:{assistant_msg}", "summarize"))
+                queued.append(Job(f"summarize:{ids[-1]}", "summarize"))
+                payloads.append({})
             now = utcnow()
-            await conn.execute(jobs.insert(), [
-                {"key": job.key, "user_id": user, "kind": job.kind, "status": "pending",
-                 "attempts": 0, "last_error": None, "created_at": now, "updated_at": now,
-                 "payload": {"session_id": session, "user_message_id": user_msg,
-                             "assistant_message_id": assistant_msg}}
-                for job in queued
-            ])
-        return Recorded(user_msg, assistant_msg, [job.key for job in queued]), queued
+            if queued:
+                await conn.execute(jobs.insert(), [
+                    {"key": job.key, "user_id": user, "kind": job.kind, "status": "pending",
+                     "attempts": 0, "last_error": None, "created_at": now, "updated_at": now,
+                     "payload": {"session_id": session, **payload}}
+                    for job, payload in zip(queued, payloads, strict=True)
+                ])
+        return ids, queued
+
+    async def session(self, user_id: Any, session_id: Any) -> conversation.SessionState:
+        """The running summary and the recent messages of a session."""
+        user = self.memories.user(user_id)
+        session = check_id(session_id, "session_id", self.settings.max_id_chars)
+        async with self.db.transaction() as conn:
+            return await conversation.state(conn, user, session, self.settings.recent_messages)
+
+    async def clear_session(self, user_id: Any, session_id: Any) -> None:
+        """Forget a session's messages and summary (long-term memories stay)."""
+        user = self.memories.user(user_id)
+        session = check_id(session_id, "session_id", self.settings.max_id_chars)
+        async with self.db.transaction() as conn:
+            await conversation.clear(conn, user, session)
 
     # -- jobs --------------------------------------------------------------------
 
@@ -195,7 +228,9 @@ class Pipeline:
         user, payload = job.user_id, job.payload
         async with self.db.transaction() as conn:
             said = await conversation.message(conn, user, payload["user_message_id"])
-            answered = await conversation.message(conn, user, payload["assistant_message_id"])
+            reply_id = payload.get("assistant_message_id")
+            answered = None if reply_id is None else await conversation.message(
+                conn, user, reply_id)
         if said is None:  # the session was cleared meanwhile
             await self._finish(job.key)
             return
