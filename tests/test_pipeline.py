@@ -220,3 +220,21 @@ async def test_async_two_calls(memory: TrueMem) -> None:
     await memory.adrain()
     again = await memory.aget_context("ana", "s2", "Which editor do I use?")
     assert any("vim" in m.text for m in again.facts)
+
+
+def test_export_import_carries_sessions(memory: TrueMem) -> None:
+    memory.record("ana", "s1", "Hello there", "Hi!")
+    memory.drain()
+    exported = memory.export_user("ana")
+    assert [m["content"] for m in exported["sessions"][0]["messages"]] == ["Hello there", "Hi!"]
+    memory.import_user("eva", exported)
+    assert [m.content for m in memory.get_session("eva", "s1").recent] == ["Hello there", "Hi!"]
+
+
+def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
+    memory.get_context("ana", "s1", "Remember that I prefer tea.")
+    memory.record("ana", "s1", "Remember that I prefer tea.", "Noted.")
+    memory.drain()
+    memory.clear_session("ana", "s1")
+    assert memory.get_session("ana", "s1").recent == []
+    assert any("tea" in m.text for m in memory.list_memories("ana"))

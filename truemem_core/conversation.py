@@ -176,3 +176,65 @@ async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Messa
         select(messages).where(messages.c.user_id == user_id, messages.c.id == message_id)
     )).first()
     return None if row is None else _message(row)
+
+
+async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str, Any]]:
+    """Every session of the user with its summary and messages, JSON-ready."""
+    by_session: dict[str, dict[str, Any]] = {}
+    for row in await conn.execute(
+        select(sessions).where(sessions.c.user_id == user_id).order_by(sessions.c.created_at)
+    ):
+        by_session[row.session_id] = {
+            "session_id": row.session_id, "summary": row.summary,
+            "created_at": row.created_at.isoformat(), "messages": [],
+        }
+    for row in await conn.execute(
+        select(messages).where(messages.c.user_id == user_id).order_by(messages.c.id)
+    ):
+        if row.session_id in by_session:
+            by_session[row.session_id]["messages"].append({
+                "role": row.role, "content": row.content, "summarized": row.summarized,
+                "created_at": row.created_at.isoformat(),
+            })
+    return list(by_session.values())
+
+
+def parse_sessions(items: Any) -> list[dict[str, Any]]:
+    """Validate exported sessions; raises ValueError/KeyError/TypeError on bad input."""
+    parsed = []
+    for item in items or []:
+        turns = [
+            {"role": m["role"], "content": str(m["content"]), "summarized": bool(m["summarized"]),
+             "created_at": datetime.fromisoformat(m["created_at"])}
+            for m in item["messages"]
+        ]
+        if any(t["role"] not in ROLES for t in turns):
+            raise ValueError(f"a message role is not one of {ROLES}")
+        parsed.append({
+            "session_id": str(item["session_id"]), "summary": item.get("summary"),
+            "created_at": datetime.fromisoformat(item["created_at"]), "messages": turns,
+        })
+    return parsed
+
+
+async def import_sessions(
+    conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], count: Any
+) -> None:
+    """Write validated sessions under ``user_id`` (new message ids, same order)."""
+    now = utcnow()
+    for item in parsed:
+        await clear(conn, user_id, item["session_id"])
+        ids = []
+        for turn in item["messages"]:
+            result = await conn.execute(messages.insert().values(
+                user_id=user_id, session_id=item["session_id"], role=turn["role"],
+                content=turn["content"], tokens=count(turn["content"]),
+                summarized=turn["summarized"], created_at=turn["created_at"]))
+            key = result.inserted_primary_key
+            assert key is not None
+            ids.append(int(key[0]))
+        folded = [i for i, t in zip(ids, item["messages"], strict=True) if t["summarized"]]
+        await conn.execute(sessions.insert().values(
+            user_id=user_id, session_id=item["session_id"], summary=item["summary"],
+            summarized_through=max(folded) if folded else None,
+            created_at=item["created_at"], updated_at=now))

@@ -76,7 +76,7 @@ class Core:
                     await db.close()
                     raise
                 self._db = db
-                self._memories = MemoryService(db, self.embedder, self.settings)
+                self._memories = MemoryService(db, self.embedder, self.settings, self.tokens)
                 self._pipeline = Pipeline(db, self._memories, self.tokens, self.settings, self.llm)
         return self._pipeline
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from . import conversation
 from .embeddings import Embedder, Vector, normalize
 from .errors import InvalidInputError, NotFoundError
 from .lifecycle import PruneCandidate, merge, select_for_pruning
@@ -22,6 +23,7 @@ from .models import Memory, MemoryEvent, ScoredMemory
 from .schema import memories, memory_events, utcnow
 from .settings import Settings
 from .store import Database
+from .tokens import TokenCounter
 from .validation import check_id, check_importance, check_k, check_kind, check_source, check_text
 
 _MEMORY_COLUMNS = [c for c in memories.c if c.name != "embedding"]
@@ -65,10 +67,13 @@ def _event_row(**values: Any) -> dict[str, Any]:
 
 
 class MemoryService:
-    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder, settings: Settings, tokens: TokenCounter
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
+        self.tokens = tokens
 
     # -- helpers --------------------------------------------------------------
 
@@ -348,29 +353,46 @@ class MemoryService:
         query: Any,
         *,
         k: int | None = None,
-        include_archived: bool = False,
+        mode: Any = "hybrid",
+        kind: Any = None,
+        min_importance: Any = None,
+        state: Any = None,
+        created_after: Any = None,
+        created_before: Any = None,
+        include_archived: Any = False,
         vector: Vector | None = None,
     ) -> list[ScoredMemory]:
-        """Cosine top-k. Fewer than k memories: all of them, best first."""
+        """Hybrid (RRF of vector, keyword, trigram) or single-channel top-k; see search.py.
+
+        In hybrid and vector mode a user with fewer than k memories gets all of them.
+        """
+        from . import search
+        from .retrieval import check_mode, make_filters
+
         user = self.user(user_id)
         text = check_text(query, "query", self.settings.max_message_chars)
         k = check_k(self.settings.search_k if k is None else k)
-        if vector is None:
+        mode = check_mode(mode)
+        filters = make_filters(
+            kind=kind, min_importance=min_importance, state=state,
+            include_archived=include_archived, created_after=created_after,
+            created_before=created_before,
+        )
+        if vector is None and "vector" in search.channels_for(mode, self.settings):
             vector = (await self.embed([text]))[0]
         async with self.db.transaction() as conn:
-            hits = await self.db.backend.nearest(
-                conn, user, vector, k, include_archived=include_archived
-            )
+            hits = await search.run(conn, self.db.backend, user, text, vector, k=k, mode=mode,
+                                    filters=filters, settings=self.settings)
             if not hits:
                 return []
             rows = await conn.execute(
                 select(*_MEMORY_COLUMNS).where(
-                    memories.c.user_id == user, memories.c.id.in_([i for i, _ in hits])
+                    memories.c.user_id == user, memories.c.id.in_([h.id for h in hits])
                 )
             )
             found = {row.id: _memory(row) for row in rows}
         return [
-            ScoredMemory(found[i], score, {"vector": score}) for i, score in hits if i in found
+            ScoredMemory(found[h.id], h.score, h.scores, h.ranks) for h in hits if h.id in found
         ]
 
     # -- portability ------------------------------------------------------------
@@ -386,6 +408,7 @@ class MemoryService:
                 select(memory_events).where(memory_events.c.user_id == user)
                 .order_by(memory_events.c.id)
             )).all()
+            chats = await conversation.export_sessions(conn, user)
         history: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             history.setdefault(event.memory_id, []).append(_event(event).to_dict())
@@ -397,6 +420,7 @@ class MemoryService:
                 {**_memory(row).to_dict(), "history": history.pop(row.id, [])} for row in rows
             ],
             "deleted": [{"memory_id": i, "history": h} for i, h in history.items()],
+            "sessions": chats,
         }
 
     async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
@@ -407,6 +431,10 @@ class MemoryService:
         """
         user = self.user(user_id)
         items = _parse_export(data, self.settings.max_text_chars)
+        try:
+            chats = conversation.parse_sessions(data.get("sessions"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
         vectors = await self.embed([item["text"] for item in items]) if items else None
         now = utcnow()
         rows, events = [], []
@@ -430,6 +458,7 @@ class MemoryService:
             if rows:
                 await conn.execute(memories.insert(), rows)
                 await conn.execute(memory_events.insert(), events)
+            await conversation.import_sessions(conn, user, chats, self.tokens.count)
             return [_memory(await self._row(conn, user, row["id"])) for row in rows]
 
 
