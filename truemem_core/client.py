@@ -7,7 +7,7 @@ private loop (see ``bridge.py``); no body is written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -138,6 +138,16 @@ class TrueMem:
     def serve_jobs(self, threads: int = 2) -> None:
         """Run background jobs from the broker in this process until interrupted."""
         self._loop.run(self._core.serve(threads))
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recompute every vector with this instance's embedder; returns how many.
+
+        The way out of ``EmbedderMismatchError`` after switching embedding models.
+        """
+        return self._loop.run(self._core.reembed(progress))
+
+    async def areembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        return await self._loop.arun(self._core.reembed(progress))
 
     # -- long-term memory --------------------------------------------------------
 

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .bridge import LoopThread
@@ -79,6 +79,19 @@ class Core:
                 self._memories = MemoryService(db, self.embedder, self.settings, self.tokens)
                 self._pipeline = Pipeline(db, self._memories, self.tokens, self.settings, self.llm)
         return self._pipeline
+
+    async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed the whole store with this instance's embedder, then open it."""
+        db = Database(self.url)
+        try:
+            await db.open(embedding_model=self.embedder.model_name,
+                          dimension=self.embedder.dimension, check=False)
+            service = MemoryService(db, self.embedder, self.settings, self.tokens)
+            count = await service.reembed(progress=progress)
+        finally:
+            await db.close()
+        await self.ready()
+        return count
 
     async def mem(self) -> MemoryService:
         return (await self.ready()).memories

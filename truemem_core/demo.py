@@ -50,7 +50,9 @@ def _print_context(context: Context, out: Callable[[str], None]) -> None:
     for line in context.to_system_prompt().splitlines():
         out(f"    | {line}")
     out(f"  {len(context.recent_messages)} recent messages, {context.tokens} tokens")
-    out("  timings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in context.timings.items()))
+    steps = ("embed", "search", "load_session", "explicit", "total")
+    out("  timings (ms): " + ", ".join(
+        f"{step} {context.timings[step]:.1f}" for step in steps if step in context.timings))
 
 
 def run_demo(database: str | None = None, out: Callable[[str], None] = print) -> bool:

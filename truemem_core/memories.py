@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -394,6 +394,31 @@ class MemoryService:
         return [
             ScoredMemory(found[h.id], h.score, h.scores, h.ranks) for h in hits if h.id in found
         ]
+
+    async def reembed(
+        self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Recompute every stored vector with this embedder (after changing models).
+
+        Runs in batches; the store adopts the new model only once all are done, so
+        an interrupted run is simply run again.
+        """
+        async with self.db.transaction() as conn:
+            ids = [row.id for row in await conn.execute(
+                select(memories.c.id).order_by(memories.c.id))]
+        for start in range(0, len(ids), batch):
+            async with self.db.transaction() as conn:
+                rows = (await conn.execute(select(memories.c.id, memories.c.text).where(
+                    memories.c.id.in_(ids[start:start + batch])))).all()
+                vectors = await self.embed([row.text for row in rows])
+                for row, vector in zip(rows, vectors, strict=True):
+                    await conn.execute(memories.update().where(memories.c.id == row.id).values(
+                        embedding=vector, embedding_model=self.embedder.model_name))
+            if progress:
+                progress(min(start + batch, len(ids)), len(ids))
+        async with self.db.transaction() as conn:
+            await self.db.set_embedder(conn, self.embedder.model_name, self.embedder.dimension)
+        return len(ids)
 
     # -- portability ------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from .extraction import (
     summarize_with_llm,
 )
 from .memories import MemoryService
-from .models import Memory, ScoredMemory
+from .models import Memory, ScoredMemory, Source
 from .schema import jobs, utcnow
 from .settings import Settings
 from .store import Database
@@ -238,18 +238,25 @@ class Pipeline:
         async with self.db.transaction() as conn:
             if not await self._finish(job.key, conn):
                 return  # a concurrent delivery got there first; its transaction wins
-            for fact in facts:
+            for fact, source in facts:
+                importance = 5 if source == "explicit" else min(fact.importance, 4)
                 try:
                     await self.memories.add(
-                        user, fact.text, importance=min(fact.importance, 4), kind=fact.kind,
-                        source="extracted", source_message_id=said.id, conn=conn)
+                        user, fact.text, importance=importance, kind=fact.kind, source=source,
+                        source_message_id=said.id, conn=conn)
                 except InvalidInputError as exc:
                     log.warning("dropped an extracted fact %r: %s", fact.text, exc)
 
-    async def _facts(self, said: str, answered: str) -> Sequence[CandidateFact]:
+    async def _facts(self, said: str, answered: str) -> list[tuple[CandidateFact, Source]]:
+        # Explicit requests are stored on the request path by get_context; seen
+        # again here (dedup folds them) so that callers who only record keep them too.
+        found: list[tuple[CandidateFact, Source]] = [
+            (fact, "explicit") for fact in detect_explicit(said)]
         if self.llm is None:
-            return extract_facts(said)
-        return await extract_with_llm(self.llm, said, answered)
+            extracted = extract_facts(said)
+        else:
+            extracted = await extract_with_llm(self.llm, said, answered)
+        return found + [(fact, "extracted") for fact in extracted]
 
     async def _summarize(self, job: Any) -> None:
         user, session = job.user_id, job.payload["session_id"]

@@ -144,6 +144,7 @@ memory_events = Table(
     Column("new_importance", SmallInteger, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_memory_events_user_memory", "user_id", "memory_id"),
+    sqlite_autoincrement=True,
 )
 
 sessions = Table(
@@ -171,6 +172,7 @@ messages = Table(
     Column("summarized", Boolean, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
+    sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
 )
 
 # Work that must happen after a commit (extraction, summaries): written in the

@@ -62,10 +62,11 @@ class Database:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
-    async def open(self, *, embedding_model: str, dimension: int) -> None:
+    async def open(self, *, embedding_model: str, dimension: int, check: bool = True) -> None:
         async with self.transaction() as conn:
             await conn.run_sync(upgrade)
-        await self.check_embedder(embedding_model, dimension)
+        if check:
+            await self.check_embedder(embedding_model, dimension)
 
     async def check_embedder(self, model: str, dimension: int) -> None:
         """Record the store's embedder on first use; refuse a different one after."""

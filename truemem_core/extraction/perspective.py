@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from .text import capitalise, fold
+from .text import capitalise, fold, strip_edges, words
 
 Lang = Literal["en", "es", "pt"]
 
@@ -76,9 +76,12 @@ _EN_SUBJECT: list[tuple[re.Pattern[str], str | None]] = [
         (r"i\s*'d(?=\s+(?:been|had|gone|never|already)\b)", "had"),
         (r"i\s*'d\b|i\s+would\b", "would"),
         (r"i\s+(can|could|should|must|may|might|was|did|had|used\s+to)\b", "{0}"),
-        (r"my\s+(?=(?:name|names|favou?rites?|fave|fav|hobby|hobbies|job|birthday|profession|"
-         r"occupation|passion|goal|dream|current|project|email|phone|address|native|first|"
-         r"last|full|nickname|pronouns|age|height|blood|zodiac|star)\b)", ""),
+        (
+            r"my\s+(?=(?:name|names|favou?rites?|fave|fav|hobby|hobbies|job|birthday|profession|"
+            r"occupation|passion|goal|dream|current|project|email|phone|address|native|first|"
+            r"last|full|nickname|pronouns|age|height|blood|zodiac|star)\b)",
+            "",
+        ),
         (r"my\b", "User's"),
         (r"i\b", None),  # "I" + verb: conjugated below
     ]
@@ -89,20 +92,20 @@ _EN_FILLER = re.compile(
     r"definitely|literally|basically|seriously|kind\s+of|sort\s+of|too))+\b"
 )
 # Adverbs kept in front of the conjugated verb: "I never eat…" -> "Never eats…".
-_EN_KEPT_ADVERBS = frozenset(
+_EN_KEPT_ADVERBS = words(
     "just still never always usually often sometimes rarely mostly currently now only even "
-    "recently already absolutely finally".split()
+    "recently already absolutely finally"
 )
-_EN_PAST = frozenset(
+_EN_PAST = words(
     "went got had was were made took saw came grew left met bought began became brought built "
     "caught chose did drank drove ate fell felt found flew forgot gave heard held kept knew "
     "lost paid ran rode said sold sent sang sat slept spent spoke stood swam taught thought "
     "told understood woke won wore wrote broke fought led lent meant rose shot shook stole "
-    "struck swore threw tore wept used".split()
+    "struck swore threw tore wept used"
 )
-_EN_BASE_ED = frozenset("need feed bleed breed speed seed shed weed succeed proceed exceed".split())
+_EN_BASE_ED = words("need feed bleed breed speed seed shed weed succeed proceed exceed")
 _EN_IRREGULAR_3SG = {"have": "has", "be": "is", "do": "does", "go": "goes", "am": "is"}
-_EN_UNCHANGED = frozenset("can could should must may might will would shall".split())
+_EN_UNCHANGED = words("can could should must may might will would shall")
 _EN_INNER: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), r)
     for p, r in [
@@ -163,7 +166,9 @@ def _en(clause: str) -> str:
         rest = _en_inner(rest[filler.end() if filler else 0 :].strip())
         if replacement is None:
             return _en_verb_phrase(rest)
-        groups = [clause[match.start(g) : match.end(g)] for g, v in enumerate(match.groups(), 1) if v]
+        groups = [
+            clause[match.start(g) : match.end(g)] for g, v in enumerate(match.groups(), 1) if v
+        ]
         head = replacement.format(*groups)
         return f"{head} {rest}".strip()
     return _en_inner(clause)
@@ -198,7 +203,8 @@ _PT_VERBS = _table(
     "sou:é estou:está tenho:tem vou:vai faço:faz posso:pode quero:quer prefiro:prefere "
     "moro:mora vivo:vive trabalho:trabalha uso:usa odeio:odeia preciso:precisa "
     "conheço:conhece sei:sabe jogo:joga penso:pensa acho:acha costumo:costuma durmo:dorme "
-    "como:come bebo:bebe leio:lê escrevo:escreve corro:corre falo:fala estudo:estuda cozinho:cozinha "
+    "como:come bebo:bebe leio:lê escrevo:escreve corro:corre falo:fala estudo:estuda "
+    "cozinho:cozinha "
     "toco:toca coleciono:coleciona adoro:adora amo:ama detesto:detesta curto:curte "
     "gosto:gosta pratico:pratica venho:vem saio:sai digo:diz tomo:toma sigo:segue "
     "peso:pesa nado:nada viajo:viaja ensino:ensina dirijo:dirige levo:leva ando:anda "
@@ -212,18 +218,19 @@ _PT_VERBS = _table(
     "adotei:adotou viajei:viajou visitei:visitou terminei:terminou vim:veio dei:deu vi:viu"
 )
 # Spanish verbs that already agree with their object: "me gusta" -> "le gusta".
-_ES_GUSTAR = frozenset(
+_ES_GUSTAR = words(
     "gusta gustan encanta encantan interesa interesan apasiona apasionan fascina fascinan "
     "chifla chiflan flipa flipan molesta molestan aburre aburren preocupa preocupan importa "
     "importan duele duelen cae caen divierte divierten emociona emocionan relaja relajan "
-    "agrada agradan horroriza horrorizan da dan cuesta cuestan sienta sientan".split()
+    "agrada agradan horroriza horrorizan da dan cuesta cuestan sienta sientan"
 )
 _POSSESSIVES = {
     "es": _table("mi:su mis:sus mío:suyo mía:suya míos:suyos mías:suyas me:le"),
     "pt": _table("meu:seu minha:sua meus:seus minhas:suas me:lhe"),
 }
 _PRONOUN = {"es": "yo", "pt": "eu"}
-_NEGATION = frozenset({"no", "nao", "nunca", "ya", "ja", "siempre", "sempre", "todavia", "ainda"})
+# Words that may precede the verb and stay: "no como…", "siempre uso…", "solo bebo…".
+_NEGATION = words("no nao nunca ya ja siempre sempre todavia ainda solo so casi normalmente aun")
 _DROPPED = frozenset({"tambien", "tambem", "realmente", "ademas"})
 _CONJUNCTIONS = frozenset({"y", "e", "pero", "mas", "porque", "aunque", "embora"})
 _TOKEN = re.compile(r"\w+|[^\w\s]+|\s+")
@@ -313,17 +320,11 @@ def _romance(clause: str, lang: Lang) -> str:
 
 
 # ---------------------------------------------------------------- entry point
-_EDGES = re.compile(r"^[\s\"'«“(\-–—,:;]+|[\s\"'»”)\-–—,:;.!…]+$")
 _CONVERTERS: Mapping[Lang, Callable[[str], str]] = {
     "en": _en,
     "es": lambda clause: _romance(clause, "es"),
     "pt": lambda clause: _romance(clause, "pt"),
 }
-
-
-def strip_edges(text: str) -> str:
-    """Remove surrounding quotes, dashes and trailing punctuation."""
-    return _EDGES.sub("", text.strip())
 
 
 def third_person(clause: str, lang: Lang) -> str:

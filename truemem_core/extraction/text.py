@@ -50,6 +50,19 @@ def split_sentences(text: str) -> list[str]:
     return [text[s:e].strip() for s, e in sentence_spans(text)]
 
 
+_EDGES = re.compile(r"^[\s\"'«“(\-–—,:;¿¡]+|[\s\"'»”)\-–—,:;.!?…]+$")
+
+
+def strip_edges(text: str) -> str:
+    """Remove surrounding quotes, dashes and trailing punctuation."""
+    return _EDGES.sub("", text.strip())
+
+
 def capitalise(text: str) -> str:
     """Upper-case the first letter only (``str.capitalize`` would lower the rest)."""
     return text[:1].upper() + text[1:]
+
+
+def words(text: str) -> frozenset[str]:
+    """A closed word list written as one space-separated string."""
+    return frozenset(text.split())

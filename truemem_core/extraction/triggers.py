@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .perspective import Lang, is_first_person_verb, strip_edges, third_person
-from .text import fold, normalise, sentence_spans
+from .perspective import Lang, is_first_person_verb, third_person
+from .text import fold, normalise, sentence_spans, strip_edges
 from .types import CandidateFact
 
 EXPLICIT_IMPORTANCE = 5
@@ -27,47 +27,60 @@ class _Trigger:
     free: bool = False  # any content may follow, even without "that"
 
 
-_LINK_EN = r"(?P<link>\s*,?\s*that\b|\s*[:\-–—]+|\s+of\b)?"
-_LINK_ROMANCE = r"(?P<link>(?:\s+de)?\s+que\b|\s*[:\-–—]+)"
+_THAT = r"(?P<link>\s*,?\s*that\b|\s*[:\-–—]+|\s+of\b)?"  # "remember that", "remember:"
+_QUE = r"(?P<link>(?:\s+de)?\s+que\b|\s*[:\-–—]+)"  # "recuerda que", "lembre-se de que"
+_COLON = r"(?P<link>\s*[:\-–—]+)"
+_COMMA = r"(?P<link>\s*[:,\-–—]*)"
+
+
+def _trigger(
+    words: str, lang: Lang | None, link: str, *, strict: bool = False, free: bool = False
+) -> _Trigger:
+    return _Trigger(re.compile(rf"(?<![\w'-])(?:{words})\b{link}"), lang, strict, free)
+
+
 _TRIGGERS = [
-    _Trigger(re.compile(p + link), lang, strict, free)
-    for p, link, lang, strict, free in [
-        (r"(?:always\s+)?remember", _LINK_EN, "en", False, False),
-        (r"(?:do\s+not|don'?t|dont|never)\s+forget", _LINK_EN, "en", False, False),
-        (r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind", _LINK_EN, "en", False, False),
-        (r"(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note", _LINK_EN, "en", False, False),
-        (r"(?:note|jot\s+down|write\s+down)", _LINK_EN, "en", True, False),
-        (r"memori[sz]e", _LINK_EN, "en", False, False),
-        (r"(?:save|store|add)\s+(?:this|that)(?:\s+(?:to|in)\s+(?:your\s+)?memory)?",
-         r"(?P<link>\s*[:\-–—]+)", "en", False, True),
-        (r"for\s+(?:future\s+reference|your\s+(?:future\s+)?reference)",
-         r"(?P<link>\s*[:,\-–—]*)", "en", False, True),
-        (r"(?:recuerd[ae]|recorda|acuerdate|acuerdese|acordate)", _LINK_ROMANCE, "es", False,
-         False),
-        (r"(?:no\s+(?:te\s+)?olvides|no\s+(?:se\s+)?olvide|nunca\s+olvides|"
-         r"que\s+no\s+se\s+te\s+olvide)", _LINK_ROMANCE, "es", False, False),
-        (r"(?:ten|tenga|tene)\s+(?:en\s+cuenta|presente)", _LINK_ROMANCE, "es", False, False),
-        (r"(?:apunta|apuntate|apunte)", _LINK_ROMANCE, "es", False, False),
-        (r"(?:anota|anote|toma\s+nota|tome\s+nota|toma\s+buena\s+nota)", _LINK_ROMANCE, None,
-         False, False),
-        (r"(?:puedes|podrias|podria|podes)\s+(?:recordar|tener\s+en\s+cuenta|apuntar|anotar|"
-         r"memorizar)", _LINK_ROMANCE, "es", False, False),
-        (r"quiero\s+que\s+(?:recuerdes|tengas\s+en\s+cuenta|apuntes|anotes)", _LINK_ROMANCE, "es",
-         False, False),
-        (r"para\s+futuras?\s+referencias?", r"(?P<link>\s*[:,\-–—]*)", "es", False, True),
-        (r"(?:lembre-se|lembra-te|lembrese|lembre|lembra)", _LINK_ROMANCE, "pt", False, False),
-        (r"(?:nao\s+(?:se\s+|te\s+)?esquec[ae]s?|nunca\s+(?:se\s+)?esqueca)", _LINK_ROMANCE,
-         "pt", False, False),
-        (r"(?:tenha|tem)\s+(?:em\s+mente|em\s+conta|presente)", _LINK_ROMANCE, "pt", False,
-         False),
-        (r"(?:pode|poderia|voce\s+pode)\s+(?:lembrar|ter\s+em\s+mente|anotar|memorizar|guardar)",
-         _LINK_ROMANCE, "pt", False, False),
-    ]
+    _trigger(r"(?:always\s+)?remember", "en", _THAT),
+    _trigger(r"(?:do\s+not|don'?t|dont|never)\s+forget", "en", _THAT),
+    _trigger(r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind", "en", _THAT),
+    _trigger(r"(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note", "en", _THAT),
+    _trigger(r"note|jot\s+down|write\s+down", "en", _THAT, strict=True),
+    _trigger(r"memori[sz]e", "en", _THAT),
+    _trigger(
+        r"(?:save|store|add)\s+(?:this|that)(?:\s+(?:to|in)\s+(?:your\s+)?memory)?",
+        "en",
+        _COLON,
+        free=True,
+    ),
+    _trigger(
+        r"for\s+(?:future\s+reference|your\s+(?:future\s+)?reference)", "en", _COMMA, free=True
+    ),
+    _trigger(r"recuerd[ae]|recorda|acuerdate|acuerdese|acordate", "es", _QUE),
+    _trigger(
+        r"no\s+(?:te\s+)?olvides|no\s+(?:se\s+)?olvide|nunca\s+olvides|que\s+no\s+se\s+te\s+olvide",
+        "es",
+        _QUE,
+    ),
+    _trigger(r"(?:ten|tenga|tene)\s+(?:en\s+cuenta|presente)", "es", _QUE),
+    _trigger(r"apunta|apuntate|apunte", "es", _QUE),
+    _trigger(r"anota|anote|toma\s+nota|tome\s+nota|toma\s+buena\s+nota", None, _QUE),
+    _trigger(
+        r"(?:puedes|podrias|podria|podes)\s+(?:recordar|tener\s+en\s+cuenta|apuntar|anotar|"
+        r"memorizar)",
+        "es",
+        _QUE,
+    ),
+    _trigger(r"quiero\s+que\s+(?:recuerdes|tengas\s+en\s+cuenta|apuntes|anotes)", "es", _QUE),
+    _trigger(r"para\s+futuras?\s+referencias?", "es", _COMMA, free=True),
+    _trigger(r"lembre-se|lembra-te|lembrese|lembre|lembra", "pt", _QUE),
+    _trigger(r"nao\s+(?:se\s+|te\s+)?esquec[ae]s?|nunca\s+(?:se\s+)?esqueca", "pt", _QUE),
+    _trigger(r"(?:tenha|tem)\s+(?:em\s+mente|em\s+conta|presente)", "pt", _QUE),
+    _trigger(
+        r"(?:pode|poderia|voce\s+pode)\s+(?:lembrar|ter\s+em\s+mente|anotar|memorizar|guardar)",
+        "pt",
+        _QUE,
+    ),
 ]
-_ALL_TRIGGERS = re.compile(
-    r"(?<![\w'-])(?:" + "|".join(f"(?P<t{i}>{t.pattern.pattern})" for i, t in
-                                enumerate(_TRIGGERS)) + ")"
-)
 
 # Words that may stand between a sentence start and the imperative.
 _FILLER = re.compile(
@@ -78,7 +91,14 @@ _FILLER = re.compile(
     r"y|tambien|pero|ademas|por\s+favor|porfa|oye|bueno|vale|ah|eh|pues|asi\s+que|"
     r"e|tambem|mas|alem\s+disso|olha|bom|entao)\s*[,!]?\s*$"
 )
-_POLITE = re.compile(r"\b(?:can|could|would|will)\s+you\b|^\s*¿")
+# Every trigger contains one of these stems; checked first, on the raw message.
+_KEYWORD = re.compile(
+    r"remember|forget|mind|note|memor|reference|recu[eé]rd|record|acu[eé]rd|acord|olvid|"
+    r"cuenta|presente|apunt|anot|nota|lembr|esque[cç]|mente|conta",
+    re.IGNORECASE,
+)
+_CONJUNCTION = re.compile(r"and|also|plus|y|e|tambien|tambem|ademas")
+_POLITE = re.compile(r"\b(?:can|could|would|will)\s+you\b")
 _POLITE_TRIGGER = re.compile(r"(?:puedes|podrias|podria|podes|pode|poderia|voce\s+pode)\b")
 _FIRST_PERSON_START = re.compile(r"(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|our)\b")
 _FIRST_PERSON_ANY = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|my|me|mine|we|our)\b")
@@ -93,59 +113,97 @@ _TAIL = re.compile(
 )
 _SPLIT_EN = re.compile(r"(?:,?\s+(?:and|but|also)|[;,])\s+(?=(?:i|i'm|im|i've|ive|my)\b)")
 _SPLIT_ROMANCE = re.compile(r",?\s+(?:y|e|pero|mas)\s+(?=(\w+))")
-_PORTUGUESE = re.compile(r"\b(?:nao|voce|eu|meu|minha|sou|tenho|moro|gosto|estou|sao)\b|[ãõ]")
+_PORTUGUESE = re.compile(
+    r"\b(?:nao|voce|eu|meu|minha|meus|minhas|sou|tenho|moro|gosto|estou|sao|tambem|na|nas|em|com|"
+    r"um|uma|trabalho)\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    start: int  # of the trigger words
+    fact_start: int  # right after them
+    lang: Lang | None
+    sentence_end: int
 
 
 def detect_explicit(message: str) -> list[CandidateFact]:
     """Facts the user explicitly asked to be remembered, importance 5, in message order."""
+    if not _KEYWORD.search(message):
+        return []  # the common case on the request path: no trigger word at all
     text = normalise(message)
-    folded = fold(text)
-    spans = sentence_spans(text)
-    hits = [hit for hit in (_check(text, folded, spans, m) for m in _ALL_TRIGGERS.finditer(folded))
-            if hit is not None]
     facts: list[CandidateFact] = []
     seen: set[str] = set()
-    for index, (start, lang, sentence_end) in enumerate(hits):
-        end = min([sentence_end] + [s for s, _, _ in hits[index + 1 :] if s >= start])
-        content = _TAIL.sub("", text[start:end]).strip()
-        for clause in _clauses(content, _language(lang, fold(content))):
-            fact = _to_fact(clause, _language(lang, fold(clause)))
-            if fact and fact.lower() not in seen:
+    hits = _hits(text)
+    for index, hit in enumerate(hits):
+        end = min([hit.sentence_end] + [h.start for h in hits[index + 1 :]])
+        tail = _TAIL.search(fold(text[hit.fact_start : end]))
+        content = text[hit.fact_start : hit.fact_start + tail.start() if tail else end]
+        for clause in _clauses(content, _language(hit.lang, fold(content))):
+            fact = _to_fact(clause, _language(hit.lang, fold(clause)))
+            if re.search(r"[^\W\d_]", fact) and fact.lower() not in seen:
                 seen.add(fact.lower())
                 facts.append(CandidateFact(fact, EXPLICIT_IMPORTANCE, "semantic"))
     return facts
 
 
-def _check(
-    text: str, folded: str, spans: list[tuple[int, int]], match: re.Match[str]
-) -> tuple[int, Lang | None, int] | None:
-    """``(fact start, language, sentence end)`` when the match is a real request."""
-    trigger = _TRIGGERS[int(next(k for k, v in match.groupdict().items() if v and k[0] == "t"
-                                 and k[1:].isdigit())[1:])]
-    sentence_start, sentence_end = next((s, e) for s, e in spans if s <= match.start() < e)
-    sentence = folded[sentence_start:sentence_end].strip()
-    prefix = folded[sentence_start : match.start()]
-    while (filler := _FILLER.search(prefix)) and filler.group().strip():
+def _hits(text: str) -> list[_Hit]:
+    """The trigger matches that are real requests, in order, without overlaps."""
+    folded = fold(text)
+    spans = sentence_spans(text)
+    matches = sorted(
+        ((m, t) for t in _TRIGGERS for m in t.pattern.finditer(folded)),
+        key=lambda pair: (pair[0].start(), -pair[0].end()),
+    )
+    hits: list[_Hit] = []
+    for match, trigger in matches:
+        if hits and match.start() < hits[-1].fact_start:
+            continue  # inside the previous trigger ("make a note" contains "note")
+        sentence_start, sentence_end = next(sp for sp in spans if sp[0] <= match.start() < sp[1])
+        before = folded[sentence_start : match.start()]
+        # a request may follow another in the same sentence: "…, and don't forget…"
+        chained = bool(hits) and hits[-1].sentence_end > match.start()
+        sentence = _TAIL.sub("", folded[sentence_start:sentence_end]).strip()
+        polite = bool(_POLITE.search(before) or _POLITE_TRIGGER.match(match.group()))
+        content = _TAIL.sub("", folded[match.end() : sentence_end]).strip()
+        if (
+            _imperative_position(before, chained=chained)
+            and (polite or not sentence.endswith("?"))
+            and _requested_fact(trigger, match, content, before)
+        ):
+            hits.append(_Hit(match.start(), match.end(), trigger.lang, sentence_end))
+    return hits
+
+
+def _imperative_position(before: str, *, chained: bool) -> bool:
+    """Whether the text before a trigger leaves it at the start of a clause.
+
+    "I remember…" and "do you remember…" fail; "Great, and remember…" and
+    "could you please remember…" pass once their fillers are peeled off.
+    """
+    prefix, conjunction = before, False
+    while (filler := _FILLER.search(prefix)) and filler.group().strip(" ,"):
+        conjunction = conjunction or bool(_CONJUNCTION.fullmatch(filler.group().strip(" ,!")))
         prefix = prefix[: filler.start() + (1 if filler.group()[0] in " ," else 0)]
-    if prefix.strip() and not re.search(r"[^\w\s]\s*$", prefix):
-        return None
-    polite = bool(_POLITE.search(folded[sentence_start : match.start()]) or
-                  _POLITE_TRIGGER.match(match.group()) or sentence.startswith("¿"))
-    content = _TAIL.sub("", folded[match.end() : sentence_end]).strip()
-    if (sentence.endswith("?") and not polite) or not re.search(r"[^\W\d_]", content):
-        return None
-    link_match = trigger.pattern.fullmatch(match.group())
-    link = (link_match.group("link") or "").strip(" ,") if link_match else ""
+    at_start = not prefix.strip() or bool(re.search(r"[^\w\s]\s*$", prefix))
+    return at_start or (chained and conjunction)
+
+
+def _requested_fact(trigger: _Trigger, match: re.Match[str], content: str, before: str) -> bool:
+    """Whether what follows the trigger is something to remember, not "that movie"."""
+    if not re.search(r"[^\W\d_]", content):
+        return False
+    link = (match.group("link") or "").strip(" ,")
     if trigger.strict and not _FIRST_PERSON_ANY.search(content):
-        return None
+        return False
     if link == "that" and _DEMONSTRATIVE.match(content):
-        return None
+        return False
     if trigger.lang == "en" and not (link or trigger.free):
-        pleaded = "please" in folded[sentence_start : match.start()]
+        # bare "remember …": only "remember I'm…", "remember my…", "remember to…"
         about_user = _FIRST_PERSON_START.match(content) or content.startswith("to ")
-        if not (about_user or (pleaded and len(content.split()) >= 3)):
-            return None
-    return match.end(), trigger.lang, sentence_end
+        pleaded = re.search(r"\b(?:please|pls|plz)\b", before) and len(content.split()) >= 3
+        return bool(about_user or pleaded)
+    return True
 
 
 def _language(lang: Lang | None, folded_content: str) -> Lang:
@@ -161,7 +219,7 @@ def _clauses(content: str, lang: Lang) -> list[str]:
         cuts = [m.span() for m in _SPLIT_EN.finditer(folded)]
     else:
         cuts = [
-            m.span(0)[:1] + (m.start(1),)
+            (m.start(), m.start(1))
             for m in _SPLIT_ROMANCE.finditer(folded)
             if is_first_person_verb(m.group(1), lang)
             or m.group(1) in {"yo", "eu", "mi", "mis", "meu", "minha", "me"}
@@ -175,7 +233,9 @@ def _clauses(content: str, lang: Lang) -> list[str]:
 
 
 def _to_fact(clause: str, lang: Lang) -> str:
+    if clause.isupper():  # "REMEMBER THAT I'M VEGAN" should not store "Is VEGAN"
+        clause = clause.lower()
+    fact = third_person(clause, lang)
     if lang == "en" and fold(clause).startswith("to "):
-        return "Asked to remember " + third_person(clause, "en")[0].lower() + \
-            third_person(clause, "en")[1:]
-    return third_person(clause, lang)
+        return "Asked to remember " + fact[:1].lower() + fact[1:]  # an instruction, kept as said
+    return fact

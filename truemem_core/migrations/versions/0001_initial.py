@@ -55,6 +55,7 @@ def upgrade() -> None:
         sa.Column("old_importance", sa.SmallInteger, nullable=True),
         sa.Column("new_importance", sa.SmallInteger, nullable=True),
         sa.Column("created_at", UTCDateTime, nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_memory_events_user_memory", "memory_events", ["user_id", "memory_id"])
     op.create_table(
@@ -76,6 +77,7 @@ def upgrade() -> None:
         sa.Column("tokens", sa.Integer, nullable=False),
         sa.Column("summarized", sa.Boolean, nullable=False),
         sa.Column("created_at", UTCDateTime, nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_messages_user_session", "messages", ["user_id", "session_id", "id"])
     op.create_table(

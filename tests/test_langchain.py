@@ -1,0 +1,326 @@
+"""The LangChain adapters, on every backend, with scripted models only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from docs_blocks import three_lines
+from fake_models import CapturingChatModel
+from langchain.agents import create_agent
+from langchain_core._api.deprecation import LangChainDeprecationWarning
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from langchain_core.tools import tool
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+
+from truemem_core import Settings, TrueMem
+from truemem_integrations.langchain import (
+    LangChainEmbedder,
+    TrueMemChatMessageHistory,
+    TrueMemLangChainLLM,
+    TrueMemMiddleware,
+    TrueMemRetriever,
+    with_truemem,
+)
+
+ALLERGY = "Remember that I'm allergic to shellfish"
+JOB = "I work as a pilot at SkyAir"
+
+
+def texts(memory: TrueMem, user_id: str = "ana") -> set[str]:
+    return {m.text for m in memory.list_memories(user_id)}
+
+
+def prompt_of(model: CapturingChatModel, index: int = -1) -> str:
+    return "\n".join(str(m.text) for m in model.prompts[index])
+
+
+# --------------------------------------------------------------- three lines
+
+
+def test_the_documented_three_lines_add_memory_to_a_chain(
+    tmp_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRUEMEM_DATABASE_URL", tmp_url)
+    model = CapturingChatModel(replies=["Noted!", "Nice!", "Try the grilled fish."])
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "You are a travel assistant."), ("human", "{question}")])
+    namespace: dict[str, Any] = {"prompt": prompt, "model": model,
+                                 "StrOutputParser": StrOutputParser}
+    exec(three_lines("langchain"), namespace)  # exactly the lines in docs/integrations.md
+    chain, memory = namespace["chain"], namespace["memory"]
+    try:
+        assert chain.invoke({"question": ALLERGY}) == "Noted!"
+        chain.invoke({"question": JOB})
+        memory.drain()
+        assert chain.invoke({"question": "Where should I eat?"}) == "Try the grilled fish."
+        assert texts(memory) == {"Is allergic to shellfish", "Works as a pilot at SkyAir"}
+        last = model.prompts[-1]
+        assert isinstance(last[0], SystemMessage)
+        assert last[0].text.startswith("You are a travel assistant.")  # the chain's own prompt
+        assert "- Is allergic to shellfish" in last[0].text
+        assert "- Works as a pilot at SkyAir" in last[0].text
+        assert [m.text for m in last[1:]] == [
+            ALLERGY, "Noted!", JOB, "Nice!", "Where should I eat?"]
+    finally:
+        memory.close()
+
+
+# --------------------------------------------------------------- with_truemem
+
+
+def test_ids_can_come_from_the_config(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["Hi Ana", "Hi Ben"])
+    chat = with_truemem(model, memory)
+    chat.invoke("My name is Ana", config={"configurable": {"user_id": "ana", "session_id": "a"}})
+    chat.invoke("Hello", config={"configurable": {"user_id": "ben", "session_id": "b"}})
+    memory.drain()
+    assert "Name is Ana" not in prompt_of(model)  # one user's memories never reach another
+    assert [m.content for m in memory.get_session("ben", "b").recent] == ["Hello", "Hi Ben"]
+    with pytest.raises(ValueError, match="user_id and a session_id"):
+        chat.invoke("Who am I?")
+
+
+def test_a_caller_that_keeps_its_own_history_is_not_sent_it_twice(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["One", "Two"])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    chat.invoke("first")
+    chat.invoke([HumanMessage("first"), AIMessage("One"), HumanMessage("second")])
+    assert [m.text for m in model.prompts[-1][1:]] == ["first", "One", "second"]
+    assert [m.content for m in memory.get_session("ana", "s").recent] == [
+        "first", "One", "second", "Two"]
+
+
+async def test_async_invoke_and_streams_record_the_exchange(memory: TrueMem) -> None:
+    model = GenericFakeChatModel(messages=iter(["Hello there", "Streaming works", "Async too"]))
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    assert (await chat.ainvoke(JOB)).text == "Hello there"
+    chunks = list(chat.stream("stream please"))
+    assert len(chunks) > 1 and "".join(str(c.text) for c in chunks) == "Streaming works"
+    parts = [str(chunk.text) async for chunk in chat.astream("and async?")]
+    assert "".join(parts) == "Async too"
+    await memory.adrain()
+    assert [m.content for m in (await memory.aget_session("ana", "s")).recent] == [
+        JOB, "Hello there", "stream please", "Streaming works", "and async?", "Async too"]
+    assert "Works as a pilot at SkyAir" in texts(memory)
+
+
+def test_input_without_a_user_message_is_refused(memory: TrueMem) -> None:
+    chat = with_truemem(CapturingChatModel(), memory, user_id="ana", session_id="s")
+    with pytest.raises(ValueError, match="user"):
+        chat.invoke([SystemMessage("no user here")])
+
+
+# --------------------------------------------------------------- chat history
+
+
+def _history_chain(memory: TrueMem, model: CapturingChatModel) -> RunnableWithMessageHistory:
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Be brief."), MessagesPlaceholder("history"), ("human", "{question}")])
+    with pytest.warns(LangChainDeprecationWarning, match="RunnableWithMessageHistory"):
+        return RunnableWithMessageHistory(
+            prompt | model,
+            lambda session_id: TrueMemChatMessageHistory(memory, "ana", session_id),
+            input_messages_key="question",
+            history_messages_key="history",
+        )
+
+
+def test_history_works_under_runnable_with_message_history(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["Noted!", "Fish is out."])
+    chain = _history_chain(memory, model)
+    config: Any = {"configurable": {"session_id": "s1"}}
+    chain.invoke({"question": JOB}, config=config)
+    chain.invoke({"question": "What should I eat?"}, config=config)
+    assert [m.text for m in model.prompts[-1]] == ["Be brief.", JOB, "Noted!", "What should I eat?"]
+    history = TrueMemChatMessageHistory(memory, "ana", "s1")
+    assert [type(m) for m in history.messages] == [HumanMessage, AIMessage] * 2
+    memory.drain()  # the human + AI pair was one interaction: its facts were extracted
+    assert "Works as a pilot at SkyAir" in texts(memory)
+
+
+async def test_history_async_paths(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["Noted!", "Sure."])
+    chain = _history_chain(memory, model)
+    config: Any = {"configurable": {"session_id": "s2"}}
+    await chain.ainvoke({"question": JOB}, config=config)
+    await chain.ainvoke({"question": "And?"}, config=config)
+    history = TrueMemChatMessageHistory(memory, "ana", "s2")
+    assert [m.text for m in await history.aget_messages()] == [JOB, "Noted!", "And?", "Sure."]
+    await history.aclear()
+    assert await history.aget_messages() == []
+
+
+def test_history_shows_the_summary_and_skips_tool_traffic(tmp_url: str) -> None:
+    settings = Settings(recent_messages=2, summary_token_threshold=1)
+    with TrueMem(tmp_url, settings=settings) as memory:
+        history = TrueMemChatMessageHistory(memory, "ana", "s")
+        history.add_messages([
+            HumanMessage(JOB), AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "1"}]),
+            ToolMessage("tool output", tool_call_id="1"), AIMessage("Noted!")])
+        history.add_messages([HumanMessage("I live in Lisbon"), AIMessage("Lovely city.")])
+        memory.drain()
+        messages = history.messages
+        assert isinstance(messages[0], SystemMessage)
+        assert messages[0].text.startswith("Summary of the earlier conversation:")
+        assert [m.text for m in messages[1:]] == ["I live in Lisbon", "Lovely city."]
+        assert "tool output" not in str(memory.export_user("ana"))
+        history.clear()
+        assert history.messages == []
+        assert "Works as a pilot at SkyAir" in texts(memory)  # long-term memories stay
+
+
+# --------------------------------------------------------------- retriever
+
+FACTS = [("Works as a pilot at SkyAir", 4), ("Is allergic to shellfish", 5),
+         ("Plays the cello on weekends", 3), ("Has a cat named Miso", 3),
+         ("Visited Kyoto last spring", 2)]
+
+
+def _seed(memory: TrueMem) -> None:
+    for text, importance in FACTS:
+        memory.add_memory("ana", text, importance=importance)
+
+
+def test_retriever_returns_documents_with_metadata(memory: TrueMem) -> None:
+    _seed(memory)
+    docs = TrueMemRetriever(memory=memory, user_id="ana", k=2).invoke("what is her job?")
+    assert len(docs) == 2 and docs[0].page_content == "Works as a pilot at SkyAir"
+    assert set(docs[0].metadata) >= {"id", "importance", "kind", "source", "score"}
+    assert docs[0].metadata["importance"] == 4 and docs[0].metadata["source"] == "manual"
+    assert docs[0].id == docs[0].metadata["id"]
+    assert TrueMemRetriever(memory=memory, user_id="ben").invoke("job") == []
+
+
+def test_retriever_passes_search_filters_through(memory: TrueMem) -> None:
+    _seed(memory)
+    important = TrueMemRetriever(memory=memory, user_id="ana",
+                                 search_kwargs={"min_importance": 4})
+    assert {d.page_content for d in important.invoke("anything")} == {
+        "Works as a pilot at SkyAir", "Is allergic to shellfish"}
+    assert len(important.invoke("anything", min_importance=5)) == 1  # per-call override
+    assert len(important.invoke("anything")) == 2  # ...which did not stick
+    with pytest.raises(ValueError, match="does not accept"):
+        TrueMemRetriever(memory=memory, user_id="ana", search_kwargs={"colour": "red"})
+
+
+async def test_retriever_async_path_uses_the_async_api(
+    memory: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _seed(memory)
+
+    def sync_search(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the async path called the sync API")
+
+    monkeypatch.setattr(memory, "search", sync_search)
+    docs = await TrueMemRetriever(memory=memory, user_id="ana", k=3).ainvoke("cello")
+    assert docs[0].page_content == "Plays the cello on weekends" and len(docs) == 3
+
+
+class TestStandardRetriever(RetrieversIntegrationTests):
+    """LangChain's own standard retriever tests, on every backend."""
+
+    @pytest.fixture(autouse=True)
+    def _store(self, memory: TrueMem) -> Iterator[None]:
+        _seed(memory)
+        self.store = memory
+        yield
+
+    @property
+    def retriever_constructor(self) -> type[TrueMemRetriever]:
+        return TrueMemRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict[str, Any]:
+        return {"memory": self.store, "user_id": "ana"}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "what does the user do for a living?"
+
+
+# --------------------------------------------------------------- agent middleware
+
+
+@tool
+def find_restaurant(city: str) -> str:
+    """Find a restaurant in a city."""
+    return f"Ramiro, {city}"
+
+
+def test_middleware_injects_context_and_records_the_final_answer(memory: TrueMem) -> None:
+    call = AIMessage("", tool_calls=[{"name": "find_restaurant", "args": {"city": "Lisbon"},
+                                      "id": "call-1"}])
+    model = CapturingChatModel(replies=["Noted!", call, "Ramiro, but skip the shellfish."])
+    agent = create_agent(model, tools=[find_restaurant], system_prompt="You are an agent.",
+                         middleware=[TrueMemMiddleware(memory)])
+    ids = {"user_id": "ana", "session_id": "s1"}
+    agent.invoke({"messages": [HumanMessage(ALLERGY)]}, context=ids)
+    result = agent.invoke({"messages": [HumanMessage("Dinner in Lisbon?")]}, context=ids)
+    assert result["messages"][-1].text == "Ramiro, but skip the shellfish."
+    for prompt in model.prompts[1:]:  # both model calls of the tool loop got the context
+        assert prompt[0].text.startswith("You are an agent.")
+        assert "- Is allergic to shellfish" in prompt[0].text
+        assert [m.text for m in prompt[1:3]] == [ALLERGY, "Noted!"]  # the session's turns
+    assert [(m.role, m.content) for m in memory.get_session("ana", "s1").recent] == [
+        ("user", ALLERGY), ("assistant", "Noted!"),
+        ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
+
+
+async def test_middleware_async_with_fixed_ids(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["Noted!", "Fish is out."])
+    agent = create_agent(model, middleware=[
+        TrueMemMiddleware(memory, user_id="ana", session_id="s2")])
+    await agent.ainvoke({"messages": [HumanMessage(JOB)]})
+    await memory.adrain()
+    await agent.ainvoke({"messages": [HumanMessage("Dinner?")]})
+    assert "- Works as a pilot at SkyAir" in prompt_of(model)
+    assert len((await memory.aget_session("ana", "s2")).recent) == 4
+
+
+def test_middleware_without_ids_says_how_to_pass_them(memory: TrueMem) -> None:
+    agent = create_agent(CapturingChatModel(), middleware=[TrueMemMiddleware(memory)])
+    with pytest.raises(ValueError, match="context="):
+        agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+# --------------------------------------------------------------- models for the core
+
+
+def test_any_chat_model_extracts_for_the_core(tmp_url: str) -> None:
+    facts = json.dumps({"facts": [{"text": "Flies Airbus A320s", "importance": 4}]})
+    extractor = CapturingChatModel(replies=[facts])
+    with TrueMem(tmp_url, llm=TrueMemLangChainLLM(extractor)) as memory:
+        memory.record("ana", "s", "These days I fly the A320.", "Great aircraft!")
+        memory.drain()
+        assert texts(memory) == {"Flies Airbus A320s"}
+    system, exchange = extractor.prompts[0]
+    assert isinstance(system, SystemMessage) and isinstance(exchange, HumanMessage)
+    assert "These days I fly the A320." in exchange.text
+
+
+def test_any_embeddings_embed_for_the_core(tmp_url: str) -> None:
+    embedder = LangChainEmbedder(DeterministicFakeEmbedding(size=24))
+    assert embedder.model_name == "DeterministicFakeEmbedding"
+    assert embedder.dimension == 24  # measured once
+    assert embedder.embed([]).shape == (0, 24)
+    named = LangChainEmbedder(DeterministicFakeEmbedding(size=8), model_name="fake", dimension=8)
+    assert (named.model_name, named.dimension) == ("fake", 8)
+    with TrueMem(tmp_url, embedder=embedder) as memory:
+        _seed(memory)
+        hits = memory.search("ana", "Plays the cello on weekends", mode="vector", k=1)
+        assert hits[0].memory.text == "Plays the cello on weekends"
+
+
+def test_documents_are_plain_langchain_documents(memory: TrueMem) -> None:
+    _seed(memory)
+    docs = TrueMemRetriever(memory=memory, user_id="ana").invoke("cat")
+    assert all(isinstance(d, Document) for d in docs) and len(docs) == len(FACTS)

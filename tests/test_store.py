@@ -1,0 +1,103 @@
+"""Opening stores: URLs, migrations, the embedder check and re-embedding, settings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import inspect
+
+from truemem_core import (
+    EmbedderMismatchError,
+    InvalidInputError,
+    Settings,
+    StorageError,
+    TrueMem,
+)
+from truemem_core.embeddings import Vector, normalize
+from truemem_core.store import Database, resolve_url
+
+TABLES = {"memories", "memory_events", "sessions", "messages", "jobs", "truemem_meta"}
+
+
+class LetterEmbedder:
+    """A different vector space: letter counts (a real, if crude, embedder)."""
+
+    model_name = "letter-counts"
+    dimension = 26
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        rows = [[t.lower().count(chr(97 + i)) for i in range(26)] for t in texts]
+        return normalize(np.asarray(rows, dtype=np.float32) + 1e-3)
+
+
+def _tables(url: str) -> set[str]:
+    async def run() -> set[str]:
+        db = Database(resolve_url(url))
+        await db.open(embedding_model="x", dimension=1, check=False)
+        async with db.transaction() as conn:
+            names = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
+        await db.close()
+        return names
+
+    return asyncio.run(run())
+
+
+def test_migrations_upgrade_from_empty_and_are_idempotent(tmp_url: str) -> None:
+    assert TABLES <= _tables(tmp_url)
+    assert TABLES <= _tables(tmp_url)  # second upgrade: nothing to do, nothing breaks
+    with TrueMem(tmp_url) as memory:
+        memory.add_memory("ana", "Lives in Lisbon")
+    with TrueMem(tmp_url) as memory:  # reopening keeps the data
+        assert [m.text for m in memory.list_memories("ana")] == ["Lives in Lisbon"]
+
+
+def test_other_embedder_is_refused_until_reembedded(tmp_url: str) -> None:
+    with TrueMem(tmp_url) as memory:
+        memory.add_memory("ana", "Lives in Lisbon")
+        memory.add_memory("ana", "Has a golden retriever named Max")
+    with TrueMem(tmp_url, embedder=LetterEmbedder()) as other:
+        with pytest.raises(EmbedderMismatchError, match="all-MiniLM-L6-v2"):
+            other.list_memories("ana")
+        seen: list[tuple[int, int]] = []
+        assert other.reembed(progress=lambda done, total: seen.append((done, total))) == 2
+        assert seen[-1] == (2, 2)
+        assert len(other.search("ana", "Lisbon")) == 2
+    with TrueMem(tmp_url) as memory, pytest.raises(EmbedderMismatchError):
+        memory.list_memories("ana")
+
+
+def test_urls() -> None:
+    assert resolve_url("/tmp/x.db") == "sqlite+aiosqlite:////tmp/x.db"
+    assert resolve_url("postgres://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert resolve_url("postgresql://u@h/db").startswith("postgresql+psycopg://")
+    with pytest.raises(InvalidInputError, match="unsupported database"):
+        resolve_url("mysql://u@h/db")
+
+
+def test_default_url_and_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("TRUEMEM_DATABASE_URL", raising=False)
+    assert resolve_url(None) == f"sqlite+aiosqlite:///{tmp_path}/.truemem/truemem.db"
+    monkeypatch.setenv("TRUEMEM_DATABASE_URL", str(tmp_path / "env.db"))
+    assert resolve_url(None).endswith("/env.db")
+
+
+def test_unreachable_database_is_a_storage_error(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@/db?host={tmp_path}"  # no server listens on that socket
+    with TrueMem(url) as memory, pytest.raises(StorageError) as caught:
+        memory.list_memories("ana")
+    assert caught.value.__cause__ is not None
+
+
+def test_settings_from_environment() -> None:
+    settings = Settings.from_env({"TRUEMEM_MEMORY_LIMIT": "300",
+                                  "TRUEMEM_DEDUP_THRESHOLD": "0.9"}, search_k=3)
+    assert (settings.memory_limit, settings.dedup_threshold, settings.search_k) == (300, 0.9, 3)
+    with pytest.raises(InvalidInputError, match="TRUEMEM_MEMORY_LIMIT"):
+        Settings.from_env({"TRUEMEM_MEMORY_LIMIT": "many"})
+    with pytest.raises(InvalidInputError):
+        Settings(dedup_threshold=1.5)

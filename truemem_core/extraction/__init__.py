@@ -1,0 +1,45 @@
+"""The language side of the conversation pipeline: pure functions, no I/O.
+
+- ``detect_explicit``: "remember that…" requests (request path, importance 5)
+- ``extract_facts``: rule-based facts from a user message (no LLM configured)
+- ``summarize_extractive``: running summary without an LLM
+- ``extract_with_llm`` / ``summarize_with_llm``: the same with any :class:`LLM`
+"""
+
+from .llm import (
+    EXTRACTION_PROMPT,
+    LLM,
+    SUMMARY_PROMPT,
+    ChatMessage,
+    ExtractionParseError,
+    build_extraction_messages,
+    build_summary_messages,
+    clean_summary,
+    extract_with_llm,
+    parse_facts,
+    summarize_with_llm,
+)
+from .rules import extract_facts, extract_labelled
+from .summarize import summarize_extractive
+from .triggers import detect_explicit
+from .types import CandidateFact, Kind
+
+__all__ = [
+    "EXTRACTION_PROMPT",
+    "LLM",
+    "SUMMARY_PROMPT",
+    "CandidateFact",
+    "ChatMessage",
+    "ExtractionParseError",
+    "Kind",
+    "build_extraction_messages",
+    "build_summary_messages",
+    "clean_summary",
+    "detect_explicit",
+    "extract_facts",
+    "extract_labelled",
+    "extract_with_llm",
+    "parse_facts",
+    "summarize_extractive",
+    "summarize_with_llm",
+]

@@ -1,0 +1,131 @@
+"""LangChain messages <-> TrueMem's ``(role, text)`` turns and ``Context`` (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    convert_to_messages,
+)
+from langchain_core.prompt_values import PromptValue
+
+from truemem_core import Context, Message
+
+_ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant",
+          "system": "system"}
+
+
+def role_of(message: BaseMessage) -> str | None:
+    """TrueMem's role for a message, or None for what it does not store (tools, tool calls)."""
+    if isinstance(message, AIMessage) and message.tool_calls:
+        return None  # an intermediate step of an agent, not a reply to the user
+    kind = message.role if isinstance(message, ChatMessage) else message.type
+    return _ROLES.get(kind)
+
+
+def to_turns(messages: Iterable[BaseMessage]) -> list[tuple[str, str]]:
+    """The ``(role, text)`` turns TrueMem records: text only, no tool traffic, no empties."""
+    turns = []
+    for message in messages:
+        role, text = role_of(message), str(message.text).strip()
+        if role is not None and text:
+            turns.append((role, text))
+    return turns
+
+
+def from_message(message: Message) -> BaseMessage:
+    if message.role == "user":
+        return HumanMessage(message.content)
+    if message.role == "assistant":
+        return AIMessage(message.content)
+    return SystemMessage(message.content)
+
+
+def history(summary: str | None, recent: Sequence[Message]) -> list[BaseMessage]:
+    """The running summary (as a system message, when there is one), then the recent turns."""
+    lead: list[BaseMessage] = [] if summary is None else [
+        SystemMessage(f"Summary of the earlier conversation:\n{summary}")]
+    return [*lead, *(from_message(m) for m in recent)]
+
+
+def as_messages(value: Any) -> list[BaseMessage]:
+    """A chat model's input (string, prompt value or message-likes) as messages."""
+    if isinstance(value, str):
+        return [HumanMessage(value)]
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    return convert_to_messages(value)
+
+
+def last_human(messages: Sequence[BaseMessage]) -> int:
+    """Index of the latest user message; a prompt without one has nothing to remember."""
+    for index in range(len(messages) - 1, -1, -1):
+        if role_of(messages[index]) == "user":
+            return index
+    raise ValueError("TrueMem needs a user (human) message in the model's input")
+
+
+def with_context(
+    system: SystemMessage | None,
+    messages: Sequence[BaseMessage],
+    prompt: str,
+    recent: Sequence[BaseMessage],
+) -> tuple[SystemMessage, list[BaseMessage]]:
+    """The system message with TrueMem's ``prompt`` appended, and the conversation to send.
+
+    TrueMem's ``recent`` turns go before the conversation only when the caller
+    sent none of its own (nothing before the latest user message): a caller that
+    keeps its own history is not sent the same turns twice.
+    """
+    if system is not None and str(system.text).strip():
+        prompt = f"{system.text}\n\n{prompt}"
+    earlier = [] if last_human(messages) > 0 else list(recent)
+    return SystemMessage(prompt), [*earlier, *messages]
+
+
+def context_parts(context: Context) -> tuple[str, list[BaseMessage]]:
+    """A context as the system prompt text and the recent turns as messages."""
+    return context.to_system_prompt(), [from_message(m) for m in context.recent_messages]
+
+
+def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:
+    """Leading system messages merged into one, and the rest."""
+    lead = 0
+    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+        lead += 1
+    if lead == 0:
+        return None, list(messages)
+    text = "\n\n".join(str(m.text) for m in messages[:lead])
+    return SystemMessage(text), list(messages[lead:])
+
+
+def reply_text(output: Any) -> str:
+    """The text of what a chat model (or a chain ending in a parser) returned."""
+    if isinstance(output, BaseMessage):
+        return str(output.text)
+    if isinstance(output, str):
+        return output
+    raise TypeError(
+        "with_truemem wraps a chat model, or a runnable that returns a message or a string; "
+        f"got {type(output).__name__}")
+
+
+def exchange(said: str, reply: str) -> list[tuple[str, str]]:
+    """The turns to record for one exchange (a reply with no text is not recorded)."""
+    return [("user", said), ("assistant", reply)] if reply.strip() else [("user", said)]
+
+
+def last_exchange(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
+    """The latest user message and the last text reply after it, as turns to record."""
+    try:
+        index = last_human(messages)
+    except ValueError:
+        return []
+    replies = [str(m.text) for m in messages[index + 1:] if role_of(m) == "assistant"]
+    return exchange(str(messages[index].text), replies[-1] if replies else "")

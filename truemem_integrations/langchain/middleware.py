@@ -1,0 +1,140 @@
+"""``TrueMemMiddleware``: TrueMem for agents made with LangChain 1.x ``create_agent``.
+
+    agent = create_agent(model, tools, middleware=[TrueMemMiddleware(memory)])
+    agent.invoke({"messages": [...]}, context={"user_id": "ana", "session_id": "s1"})
+
+- ``before_agent``: the context for the user's latest message is prepared once per
+  run (this is also where "remember that…" is noticed and stored);
+- ``wrap_model_call``: every model call of the run gets it in its system message
+  (and the session's recent turns, when the agent keeps no history of its own);
+- ``after_agent``: the user's message and the agent's final answer are recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any, NotRequired, cast
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ModelCallResult, PrivateStateAttr
+from langchain_core.messages import AnyMessage
+from langgraph.channels.untracked_value import UntrackedValue
+from langgraph.runtime import Runtime
+
+from truemem_core import TrueMem
+
+from ._messages import context_parts, last_exchange, last_human, with_context
+
+
+class TrueMemState(AgentState[Any]):
+    """The agent state plus this run's TrueMem context (private, never checkpointed)."""
+
+    truemem_prompt: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
+    truemem_recent: NotRequired[Annotated[list[AnyMessage], UntrackedValue, PrivateStateAttr]]
+
+
+def _lookup(source: Any, name: str) -> Any:
+    if isinstance(source, Mapping):
+        return source.get(name)
+    return getattr(source, name, None)
+
+
+class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
+    """Agent middleware: TrueMem's context before the model, recording after the run.
+
+    ``user_id`` and ``session_id`` fix whose memory this is; left out, they are
+    read from the run's context (``agent.invoke(..., context={"user_id": …,
+    "session_id": …})``, a mapping or an object with those attributes).
+    """
+
+    state_schema = TrueMemState
+
+    def __init__(
+        self, memory: TrueMem, *, user_id: str | None = None, session_id: str | None = None
+    ) -> None:
+        super().__init__()
+        self.memory = memory
+        self.user_id = user_id
+        self.session_id = session_id
+
+    def _ids(self, runtime: Runtime[Any]) -> tuple[str, str]:
+        user = self.user_id or _lookup(runtime.context, "user_id")
+        session = self.session_id or _lookup(runtime.context, "session_id")
+        if not user or not session:
+            raise ValueError(
+                "TrueMemMiddleware needs a user_id and a session_id: pass them to it, or "
+                "invoke the agent with context={'user_id': ..., 'session_id': ...}")
+        return str(user), str(session)
+
+    @staticmethod
+    def _said(state: TrueMemState) -> str | None:
+        messages = state["messages"]
+        try:
+            return str(messages[last_human(messages)].text)
+        except ValueError:
+            return None
+
+    # -- before the run: prepare the context once ----------------------------------
+
+    def before_agent(self, state: TrueMemState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        said = self._said(state)
+        if said is None:
+            return None
+        prompt, recent = context_parts(self.memory.get_context(*self._ids(runtime), said))
+        return {"truemem_prompt": prompt, "truemem_recent": recent}
+
+    async def abefore_agent(
+        self, state: TrueMemState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        said = self._said(state)
+        if said is None:
+            return None
+        context = await self.memory.aget_context(*self._ids(runtime), said)
+        prompt, recent = context_parts(context)
+        return {"truemem_prompt": prompt, "truemem_recent": recent}
+
+    # -- every model call: inject it -------------------------------------------------
+
+    @staticmethod
+    def _with_context(request: ModelRequest[Any]) -> ModelRequest[Any]:
+        state = cast(TrueMemState, request.state)
+        if "truemem_prompt" not in state:
+            return request
+        system, messages = with_context(request.system_message, request.messages,
+                                        state["truemem_prompt"], state.get("truemem_recent", []))
+        return request.override(system_message=system, messages=cast(list[AnyMessage], messages))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        return handler(self._with_context(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        return await handler(self._with_context(request))
+
+    # -- after the run: record the exchange ----------------------------------------
+
+    @staticmethod
+    def _turns(state: TrueMemState) -> list[tuple[str, str]]:
+        # Only a run that started from a user message records (not a resumed one).
+        return last_exchange(state["messages"]) if "truemem_prompt" in state else []
+
+    def after_agent(self, state: TrueMemState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        turns = self._turns(state)
+        if turns:
+            self.memory.record_messages(*self._ids(runtime), turns)
+        return None
+
+    async def aafter_agent(
+        self, state: TrueMemState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        turns = self._turns(state)
+        if turns:
+            await self.memory.arecord_messages(*self._ids(runtime), turns)
+        return None

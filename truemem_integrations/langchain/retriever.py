@@ -1,0 +1,77 @@
+"""``TrueMemRetriever``: a user's memories as LangChain documents."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field, field_validator
+
+from truemem_core import ScoredMemory, TrueMem
+
+# What TrueMem.search accepts besides user_id and query (k, mode and the filters).
+SEARCH_OPTIONS = frozenset(inspect.signature(TrueMem.search).parameters) - {
+    "self", "user_id", "query"}
+
+
+def _check(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - SEARCH_OPTIONS
+    if unknown:
+        raise ValueError(f"TrueMem.search does not accept {sorted(unknown)}; "
+                         f"it accepts {sorted(SEARCH_OPTIONS)}")
+    return options
+
+
+def to_document(hit: ScoredMemory) -> Document:
+    memory = hit.memory
+    return Document(page_content=memory.text, id=memory.id, metadata={
+        "id": memory.id, "importance": memory.importance, "kind": memory.kind,
+        "source": memory.source, "state": memory.state, "score": hit.score,
+        "created_at": memory.created_at.isoformat(),
+    })
+
+
+class TrueMemRetriever(BaseRetriever):
+    """The user's top ``k`` memories for a query (hybrid search), as documents.
+
+    ``search_kwargs`` are passed to :meth:`TrueMem.search` on every call (for
+    example ``{"kind": "episodic", "min_importance": 3}``); keyword arguments given
+    to ``invoke`` override them for that call. Each document's metadata holds the
+    memory's ``id``, ``importance``, ``kind``, ``source``, ``state``, ``created_at``
+    and the search ``score``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: TrueMem
+    user_id: str
+    k: int | None = None
+    """How many memories to return (default: the store's ``search_k`` setting)."""
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _known_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check(value)
+
+    def _options(self, overrides: dict[str, Any]) -> dict[str, Any]:
+        # A fresh dict per call: one call's filters never leak into the next.
+        return _check({"k": self.k, **self.search_kwargs, **overrides})
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        hits = self.memory.search(self.user_id, query, **self._options(kwargs))
+        return [to_document(hit) for hit in hits]
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        hits = await self.memory.asearch(self.user_id, query, **self._options(kwargs))
+        return [to_document(hit) for hit in hits]
