@@ -306,13 +306,13 @@ class MemoryService:
 
     async def erase_user(self, user_id: Any) -> int:
         """Remove every row of the user; returns how many memories were removed."""
-        from .schema import jobs, messages, sessions
+        from .schema import admission_rejections, jobs, messages, sessions
 
         user = self.user(user_id)
         async with self.db.transaction() as conn:
             await self.db.backend.lock_user(conn, user)
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
-            for table in (memory_events, messages, sessions, jobs):
+            for table in (memory_events, messages, sessions, jobs, admission_rejections):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)
 

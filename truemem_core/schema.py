@@ -17,6 +17,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     LargeBinary,
@@ -127,6 +128,16 @@ memories = Table(
     Column("source_message_id", MessageId, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # adaptive importance and lifecycle (0003)
+    Column("retrievals", Integer, nullable=False, server_default="0"),
+    Column("last_accessed_at", UTCDateTime, nullable=True),
+    Column("feedback", Integer, nullable=False, server_default="0"),
+    Column("dynamic_score", Float, nullable=True),
+    # bi-temporal validity: closed when a newer fact supersedes this one (0003)
+    Column("valid_from", UTCDateTime, nullable=True),
+    Column("valid_to", UTCDateTime, nullable=True),
+    Column("invalidated_at", UTCDateTime, nullable=True),
+    Column("superseded_by", Id, nullable=True),
     Index("ix_memories_user_created", "user_id", "created_at"),
 )
 
@@ -173,6 +184,21 @@ messages = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
     sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
+)
+
+admission_rejections = Table(
+    "admission_rejections",
+    metadata,
+    Column("id", MessageId, primary_key=True, autoincrement=True),
+    Column("user_id", UserId, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("score", Float, nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("factors", JSON, nullable=False),
+    Column("source_message_id", MessageId, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_admission_rejections_user_created", "user_id", "created_at"),
 )
 
 # Work that must happen after a commit (extraction, summaries): written in the
