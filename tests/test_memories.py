@@ -45,18 +45,18 @@ def test_default_importance_and_kind(memory: TrueMem) -> None:
 
 
 def test_update_reembeds_and_records_history(memory: TrueMem) -> None:
-    added = memory.add_memory("ana", "Lives in Madrid", importance=4)
+    added = memory.add_memory("ana", "Drives a red Fiat", importance=4)
     for text, _ in FACTS:
         memory.add_memory("ana", text)
-    updated = memory.update_memory("ana", added.id, text="Lives in Berlin", importance=3)
-    assert (updated.text, updated.importance) == ("Lives in Berlin", 3)
+    updated = memory.update_memory("ana", added.id, text="Drives an electric Tesla", importance=3)
+    assert (updated.text, updated.importance) == ("Drives an electric Tesla", 3)
     assert updated.updated_at > added.updated_at
-    top = memory.search("ana", "Which city in Germany do I live in?", k=1)[0]
+    top = memory.search("ana", "Which electric car do I drive?", k=1)[0]
     assert top.memory.id == added.id
     actions = [(e.action, e.old_text, e.new_text) for e in memory.history("ana", added.id)]
     assert actions == [
-        ("added", None, "Lives in Madrid"),
-        ("updated", "Lives in Madrid", "Lives in Berlin"),
+        ("added", None, "Drives a red Fiat"),
+        ("updated", "Drives a red Fiat", "Drives an electric Tesla"),
     ]
 
 
@@ -260,3 +260,24 @@ async def test_async_api_from_another_loop(memory: TrueMem) -> None:
     assert len(await memory.aimport_user("ben", exported)) == 1
     await memory.adelete_memory("ana", added.id)
     assert await memory.aerase_user("ben") == 1
+
+
+def test_a_new_value_supersedes_the_old_fact(memory: TrueMem) -> None:
+    old = memory.add_memory("ana", "Lives in Madrid", importance=4)
+    new = memory.add_memory("ana", "Lives in Berlin", importance=4)
+    assert [m.text for m in memory.list_memories("ana")] == ["Lives in Berlin"]
+    closed = memory.get_memory("ana", old.id)
+    assert closed.state == "archived"
+    event = memory.history("ana", old.id)[-1]
+    assert event.action == "superseded" and new.id in (event.reason or "")
+    assert memory.search("ana", "Where do I live?")[0].memory.id == new.id
+    # additive facts both stay current
+    memory.add_memory("ana", "Likes tea")
+    memory.add_memory("ana", "Likes coffee")
+    assert {"Likes tea", "Likes coffee"} <= {m.text for m in memory.list_memories("ana")}
+
+
+def test_kind_is_classified_when_not_given(memory: TrueMem) -> None:
+    event = memory.add_memory("ana", "Yesterday the SSL certificate expired and broke login")
+    fact = memory.add_memory("ana", "Prefers Python")
+    assert (event.kind, fact.kind) == ("episodic", "semantic")

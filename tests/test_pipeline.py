@@ -238,3 +238,21 @@ def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
     memory.clear_session("ana", "s1")
     assert memory.get_session("ana", "s1").recent == []
     assert any("tea" in m.text for m in memory.list_memories("ana"))
+
+
+def test_admission_control_rejects_vague_facts_and_records_why(tmp_url: str) -> None:
+    from truemem_core.schema import admission_rejections
+
+    llm = ScriptedLLM(facts_json(("Likes things", 3, "semantic"),
+                                 ("Works as a nurse at St Mary's hospital", 4, "semantic")))
+    with TrueMem(tmp_url, llm=llm) as memory:
+        recorded = memory.record("ana", "s", "I like things. I'm a nurse at St Mary's.", "OK.")
+        memory.drain()
+        assert [m.text for m in memory.list_memories("ana")] == [
+            "Works as a nurse at St Mary's hospital"]
+        rejected = _rows(memory, select(admission_rejections))
+        assert [(r.text, r.source_message_id) for r in rejected] == [
+            ("Likes things", recorded.user_message_id)]
+        assert rejected[0].score < rejected[0].threshold
+        assert set(rejected[0].factors) == {
+            "novelty", "specificity", "reliability", "consistency", "relevance"}

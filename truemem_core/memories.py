@@ -7,6 +7,8 @@ Every public coroutine is one transaction. Every query is filtered by
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -16,15 +18,20 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import conversation
+from .admission import score_candidate
+from .classify import classify_kind
+from .contradiction import supersessions
 from .embeddings import Embedder, Vector, normalize
 from .errors import InvalidInputError, NotFoundError
 from .lifecycle import PruneCandidate, merge, select_for_pruning
-from .models import Memory, MemoryEvent, ScoredMemory
-from .schema import memories, memory_events, utcnow
+from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source
+from .schema import admission_rejections, memories, memory_events, utcnow
 from .settings import Settings
 from .store import Database
 from .tokens import TokenCounter
 from .validation import check_id, check_importance, check_k, check_kind, check_source, check_text
+
+log = logging.getLogger("truemem.memories")
 
 _MEMORY_COLUMNS = [c for c in memories.c if c.name != "embedding"]
 
@@ -56,6 +63,20 @@ def _event(row: Row[Any]) -> MemoryEvent:
         old_importance=row.old_importance,
         new_importance=row.new_importance,
     )
+
+
+_NEIGHBOURS = 20  # nearest memories checked for duplicates and superseded facts
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Candidate:
+    user: str
+    text: str
+    importance: int
+    kind: Kind
+    source: Source
+    source_message_id: int | None
+    vector: Vector
 
 
 def _event_row(**values: Any) -> dict[str, Any]:
@@ -119,61 +140,143 @@ class MemoryService:
         source_message_id: int | None = None,
         conn: AsyncConnection | None = None,
     ) -> Memory:
-        """Store a fact, or fold it into a near-duplicate; prune past the soft limit."""
-        user = self.user(user_id)
-        fact = check_text(text, "text", self.settings.max_text_chars)
-        importance = check_importance(
-            self.settings.default_importance if importance is None else importance
-        )
-        kind = check_kind("semantic" if kind is None else kind)
-        source = check_source(source)
-        vector = (await self.embed([fact]))[0]
-        if conn is not None:
-            return await self._add(conn, user, fact, vector, importance, kind, source,
-                                   source_message_id)
-        async with self.db.transaction() as conn:
-            return await self._add(conn, user, fact, vector, importance, kind, source,
-                                   source_message_id)
+        """Store a fact, or fold it into a near-duplicate; prune past the soft limit.
 
-    async def _add(
+        A fact that supersedes a stored one (same subject and attribute, new
+        value) closes the old one's validity. ``kind=None`` classifies it.
+        """
+        stored = await self._store(user_id, text, importance, kind, source, source_message_id,
+                                   conn, admit=False)
+        assert stored is not None  # only admission control rejects
+        return stored
+
+    async def add_candidate(
         self,
-        conn: AsyncConnection,
-        user: str,
-        fact: str,
-        vector: Vector,
+        user_id: Any,
+        text: Any,
+        *,
         importance: int,
-        kind: str,
+        kind: str | None,
+        source_message_id: int | None,
+        conn: AsyncConnection,
+    ) -> Memory | None:
+        """Like ``add`` for an extracted fact, behind admission control.
+
+        A candidate scoring below ``Settings.admission_threshold`` is not stored;
+        the rejection is recorded in ``admission_rejections`` with its factors.
+        """
+        return await self._store(user_id, text, importance, kind, "extracted",
+                                 source_message_id, conn, admit=True)
+
+    async def _store(
+        self,
+        user_id: Any,
+        text: Any,
+        importance: int | None,
+        kind: str | None,
         source: str,
         source_message_id: int | None,
-    ) -> Memory:
+        conn: AsyncConnection | None,
+        *,
+        admit: bool,
+    ) -> Memory | None:
+        user = self.user(user_id)
+        fact = check_text(text, "text", self.settings.max_text_chars)
+        candidate = _Candidate(
+            user=user,
+            text=fact,
+            importance=check_importance(
+                self.settings.default_importance if importance is None else importance),
+            kind=check_kind(classify_kind(fact) if kind is None else kind),
+            source=check_source(source),
+            source_message_id=source_message_id,
+            vector=(await self.embed([fact]))[0],
+        )
+        if conn is not None:
+            return await self._add(conn, candidate, admit=admit)
+        async with self.db.transaction() as conn:
+            return await self._add(conn, candidate, admit=admit)
+
+    async def _add(
+        self, conn: AsyncConnection, new: _Candidate, *, admit: bool
+    ) -> Memory | None:
+        user = new.user
         await self.db.backend.lock_user(conn, user)
-        nearest = await self.db.backend.nearest(conn, user, vector, 1, include_archived=True)
+        nearest = await self.db.backend.nearest(
+            conn, user, new.vector, _NEIGHBOURS, include_archived=True)
         if nearest and nearest[0][1] >= self.settings.dedup_threshold:
-            return await self._merge(conn, user, nearest[0][0], fact, vector, importance,
-                                     source, source_message_id)
+            return await self._merge(conn, user, nearest[0][0], new.text, new.vector,
+                                     new.importance, new.source, new.source_message_id)
+        current = await self._current(conn, user, [i for i, _ in nearest])
+        found = supersessions(new.text, [(i, row.text) for i, row in current.items()])
+        # an extracted fact never overrides what the user asked us to remember
+        superseded = [s for s in found
+                      if not (new.source == "extracted" and current[s.id].source == "explicit")]
+        if admit:
+            admission = score_candidate(
+                new.text, source=new.source,
+                max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
+                contradicts_stored=len(superseded) < len(found),
+                supersedes_stored=bool(superseded),
+                threshold=self.settings.admission_threshold)
+            if not admission.admitted:
+                await self._reject(conn, new, admission)
+                return None
         now = utcnow()
         memory_id = str(uuid.uuid4())
         await conn.execute(
             memories.insert().values(
                 id=memory_id,
                 user_id=user,
-                text=fact,
-                importance=importance,
-                kind=kind,
-                source=source,
+                text=new.text,
+                importance=new.importance,
+                kind=new.kind,
+                source=new.source,
                 state="active",
                 reinforcements=0,
-                embedding=vector,
+                embedding=new.vector,
                 embedding_model=self.embedder.model_name,
-                source_message_id=source_message_id,
+                source_message_id=new.source_message_id,
                 created_at=now,
                 updated_at=now,
+                valid_from=now,
             )
         )
-        await self._log(conn, user, [{"memory_id": memory_id, "action": "added", "reason": source,
-                                      "new_text": fact, "new_importance": importance}])
+        events = [{"memory_id": memory_id, "action": "added", "reason": new.source,
+                   "new_text": new.text, "new_importance": new.importance}]
+        if superseded:
+            await conn.execute(
+                memories.update()
+                .where(memories.c.user_id == user,
+                       memories.c.id.in_([s.id for s in superseded]))
+                .values(valid_to=now, invalidated_at=now, superseded_by=memory_id,
+                        state="archived", updated_at=now))
+            events += [{"memory_id": s.id, "action": "superseded",
+                        "reason": f"{s.explain()} (by {memory_id})",
+                        "old_text": current[s.id].text, "new_text": current[s.id].text}
+                       for s in superseded]
+        await self._log(conn, user, events)
         await self._prune(conn, user)
         return _memory(await self._row(conn, user, memory_id))
+
+    async def _current(
+        self, conn: AsyncConnection, user: str, ids: Sequence[str]
+    ) -> dict[str, Any]:
+        """Of ``ids``, the memories that are live and still valid (may be superseded)."""
+        if not ids:
+            return {}
+        rows = await conn.execute(
+            select(memories.c.id, memories.c.text, memories.c.source).where(
+                memories.c.user_id == user, memories.c.id.in_(list(ids)),
+                memories.c.state != "archived", memories.c.valid_to.is_(None)))
+        return {row.id: row for row in rows}
+
+    async def _reject(self, conn: AsyncConnection, new: _Candidate, admission: Any) -> None:
+        log.info("admission rejected %r: %s", new.text, admission.explain())
+        await conn.execute(admission_rejections.insert().values(
+            user_id=new.user, text=new.text, source=new.source, score=admission.score,
+            threshold=admission.threshold, factors=dataclasses.asdict(admission.factors),
+            source_message_id=new.source_message_id, created_at=utcnow()))
 
     async def _merge(
         self,
@@ -306,7 +409,7 @@ class MemoryService:
 
     async def erase_user(self, user_id: Any) -> int:
         """Remove every row of the user; returns how many memories were removed."""
-        from .schema import admission_rejections, jobs, messages, sessions
+        from .schema import jobs, messages, sessions
 
         user = self.user(user_id)
         async with self.db.transaction() as conn:

@@ -104,8 +104,7 @@ class Pipeline:
         async def explicit() -> list[Memory]:
             facts = detect_explicit(text)
             return [
-                await self.memories.add(user, fact.text, importance=5, kind=fact.kind,
-                                        source="explicit")
+                await self.memories.add(user, fact.text, importance=5, source="explicit")
                 for fact in facts
             ]
 
@@ -239,11 +238,14 @@ class Pipeline:
             if not await self._finish(job.key, conn):
                 return  # a concurrent delivery got there first; its transaction wins
             for fact, source in facts:
-                importance = 5 if source == "explicit" else min(fact.importance, 4)
                 try:
-                    await self.memories.add(
-                        user, fact.text, importance=importance, kind=fact.kind, source=source,
-                        source_message_id=said.id, conn=conn)
+                    if source == "explicit":  # explicit requests bypass admission control
+                        await self.memories.add(user, fact.text, importance=5, source=source,
+                                                source_message_id=said.id, conn=conn)
+                    else:
+                        await self.memories.add_candidate(
+                            user, fact.text, importance=min(fact.importance, 4),
+                            kind=fact.kind, source_message_id=said.id, conn=conn)
                 except InvalidInputError as exc:
                     log.warning("dropped an extracted fact %r: %s", fact.text, exc)
 
