@@ -281,3 +281,56 @@ def test_kind_is_classified_when_not_given(memory: TrueMem) -> None:
     event = memory.add_memory("ana", "Yesterday the SSL certificate expired and broke login")
     fact = memory.add_memory("ana", "Prefers Python")
     assert (event.kind, fact.kind) == ("episodic", "semantic")
+
+
+def test_feedback_and_lifecycle(tmp_url: str) -> None:
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from truemem_core.schema import memories, utcnow
+
+    with TrueMem(tmp_url) as memory:
+        minor = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
+        key = memory.add_memory("ana", "Works as a data engineer at Acme", importance=4)
+        wrong = memory.add_memory("ana", "Has three cats", importance=2)
+        assert memory.feedback("ana", wrong.id, "wrong").id == wrong.id
+        assert memory.history("ana", wrong.id)[-1].action == "feedback"
+        with pytest.raises(InvalidInputError, match="verdict"):
+            memory.feedback("ana", minor.id, "meh")  # type: ignore[arg-type]
+        memory.feedback("ana", key.id, "wrong")
+        # fresh memories stay active, but one the user called wrong is down-ranked,
+        # unless it is protected (importance >= 4)
+        assert memory.maintain("ana") == {wrong.id: "ephemeral"}
+
+        async def age() -> None:  # half a year without use
+            async with memory._core.db.transaction() as conn:
+                await conn.execute(update(memories).values(
+                    created_at=utcnow() - timedelta(days=180)))
+
+        memory._loop.run(age())
+        assert memory.maintain("ana") == {minor.id: "archived", wrong.id: "archived"}
+        assert memory.get_memory("ana", key.id).state == "active"  # importance 4 is protected
+        assert [m.id for m in memory.list_memories("ana")] == [key.id]
+        # stating it again brings it back
+        again = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
+        assert (again.id, again.state) == (minor.id, "active")
+
+
+def test_retrieval_is_counted(memory: TrueMem) -> None:
+    from sqlalchemy import select
+
+    from truemem_core.schema import memories
+
+    added = memory.add_memory("ana", "Lives in Lisbon")
+    memory.get_context("ana", "s", "Where do I live?")
+    memory.drain()
+
+    async def counts() -> tuple[int, object]:
+        async with memory._core.db.transaction() as conn:
+            row = (await conn.execute(select(memories.c.retrievals, memories.c.last_accessed_at)
+                                      .where(memories.c.id == added.id))).one()
+            return row.retrievals, row.last_accessed_at
+
+    retrievals, accessed = memory._loop.run(counts())
+    assert retrievals == 1 and accessed is not None

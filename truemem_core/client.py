@@ -18,6 +18,7 @@ from .conversation import SessionState
 from .core import Core
 from .embeddings import Embedder
 from .extraction import LLM
+from .importance import Feedback
 from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from .pipeline import Recorded
 from .retrieval import Mode as SearchMode
@@ -260,6 +261,24 @@ class TrueMem:
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
             state=state, created_after=created_after, created_before=created_before,
             include_archived=include_archived))
+
+    def feedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
+        """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""
+        return self._loop.run(self._core.feedback(user_id, memory_id, verdict))
+
+    async def afeedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
+        return await self._loop.arun(self._core.feedback(user_id, memory_id, verdict))
+
+    def maintain(self, user_id: str) -> dict[str, str]:
+        """Recompute the user's dynamic scores and lifecycle states, then prune.
+
+        Runs in the background after every recorded exchange; returns
+        ``{memory_id: new_state}`` for the memories that changed state.
+        """
+        return self._loop.run(self._core.maintain(user_id))
+
+    async def amaintain(self, user_id: str) -> dict[str, str]:
+        return await self._loop.arun(self._core.maintain(user_id))
 
     def prune(self, user_id: str) -> list[str]:
         return self._loop.run(self._core.prune(user_id))

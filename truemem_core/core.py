@@ -153,6 +153,7 @@ class Core:
     async def drain(self, timeout: float) -> None:
         """Wait until the jobs this instance queued are done (or failed for good)."""
         pipeline = await self.ready()
+        await pipeline.settle()
         deadline = time.monotonic() + timeout
         last_send = 0.0
         while self._mine:
@@ -175,6 +176,8 @@ class Core:
         if self._queue is not None:
             queue, self._queue = self._queue, None
             await asyncio.to_thread(queue.close)  # joins worker threads that use this loop
+        if self._pipeline is not None:
+            await self._pipeline.settle()
         if self._db is not None:
             await self._db.close()
         self._db = self._memories = self._pipeline = None
@@ -230,6 +233,12 @@ class Core:
 
     async def search(self, user_id: str, query: str, **options: Any) -> list[ScoredMemory]:
         return await (await self.mem()).search(user_id, query, **options)
+
+    async def feedback(self, user_id: str, memory_id: str, verdict: str) -> Memory:
+        return await (await self.mem()).feedback(user_id, memory_id, verdict)
+
+    async def maintain(self, user_id: str) -> dict[str, str]:
+        return await (await self.mem()).maintain(user_id)
 
     async def prune(self, user_id: str) -> list[str]:
         return await (await self.mem()).prune(user_id)

@@ -23,6 +23,7 @@ from .classify import classify_kind
 from .contradiction import supersessions
 from .embeddings import Embedder, Vector, normalize
 from .errors import InvalidInputError, NotFoundError
+from .importance import FEEDBACK, dynamic_score, is_protected, next_state
 from .lifecycle import PruneCandidate, merge, select_for_pruning
 from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source
 from .schema import admission_rejections, memories, memory_events, utcnow
@@ -368,6 +369,68 @@ class MemoryService:
         )
         await self._log(conn, user, [{"memory_id": i, "action": "deleted", "reason": reason}
                                      for i in ids])
+
+    async def feedback(self, user_id: Any, memory_id: Any, verdict: Any) -> Memory:
+        """Record the user's verdict on a memory ("helpful", "irrelevant", "wrong").
+
+        It moves the memory's dynamic score (see ``importance.py``); the next
+        maintenance pass applies the state that score implies.
+        """
+        user = self.user(user_id)
+        if verdict not in FEEDBACK:
+            raise InvalidInputError(
+                f"verdict must be one of {', '.join(FEEDBACK)}; got {verdict!r}")
+        async with self.db.transaction() as conn:
+            row = await self._row(conn, user, memory_id)
+            await conn.execute(memories.update().where(memories.c.id == row.id).values(
+                feedback=memories.c.feedback + FEEDBACK[verdict], updated_at=utcnow()))
+            await self._log(conn, user, [{"memory_id": row.id, "action": "feedback",
+                                          "reason": verdict}])
+            return _memory(await self._row(conn, user, row.id))
+
+    async def touch(self, user_id: str, ids: Sequence[str]) -> None:
+        """Count a retrieval of ``ids`` and bring ephemeral or archived ones back."""
+        if not ids:
+            return
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                memories.update()
+                .where(memories.c.user_id == user_id, memories.c.id.in_(list(ids)),
+                       memories.c.valid_to.is_(None))
+                .values(retrievals=memories.c.retrievals + 1, last_accessed_at=utcnow(),
+                        state="active"))
+
+    async def maintain(self, user_id: Any) -> dict[str, str]:
+        """Recompute dynamic scores, move states to match, then prune; returns changes."""
+        user = self.user(user_id)
+        now = utcnow()
+        async with self.db.transaction() as conn:
+            await self.db.backend.lock_user(conn, user)
+            rows = (await conn.execute(select(
+                memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
+                memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
+                memories.c.reinforcements, memories.c.feedback,
+            ).where(memories.c.user_id == user, memories.c.valid_to.is_(None)))).all()
+            changed: dict[str, str] = {}
+            for row in rows:
+                score = dynamic_score(
+                    importance=row.importance, retrievals=row.retrievals,
+                    last_access=row.last_accessed_at, created_at=row.created_at,
+                    reinforcements=row.reinforcements, feedback=row.feedback, now=now)
+                state = next_state(row.state, score, protected=is_protected(
+                    row.importance, row.source,
+                    protected_importance=self.settings.protected_importance))
+                values: dict[str, Any] = {"dynamic_score": score}
+                if state != row.state:
+                    values["state"] = changed[row.id] = state
+                await conn.execute(
+                    memories.update().where(memories.c.id == row.id).values(**values))
+            await self._log(conn, user, [
+                {"memory_id": i, "action": "lifecycle", "reason": f"now {state}"}
+                for i, state in changed.items()])
+            for memory_id in await self._prune(conn, user):
+                changed[memory_id] = "archived"
+            return changed
 
     async def prune(self, user_id: Any) -> list[str]:
         """Archive the user's excess memories past the soft limit; returns their ids."""

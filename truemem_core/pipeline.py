@@ -68,6 +68,7 @@ class Pipeline:
         self.tokens = tokens
         self.settings = settings
         self.llm = llm
+        self._background: set[asyncio.Future[None]] = set()
 
     # -- get context ------------------------------------------------------------
 
@@ -117,9 +118,23 @@ class Pipeline:
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, timings=timings,
         )
+        # Retrieval statistics feed adaptive importance; off the request path.
+        touch = asyncio.ensure_future(self.memories.touch(user, [h.memory.id for h in hits]))
+        self._background.add(touch)
+        touch.add_done_callback(self._settled)
         tokens = sum(self.tokens.count(m["content"]) for m in context.to_messages())
         timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
+
+    def _settled(self, task: asyncio.Future[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not count a retrieval: %s", task.exception())
+
+    async def settle(self) -> None:
+        """Wait for the request path's background writes (retrieval counts)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- record -----------------------------------------------------------------
 
@@ -155,6 +170,9 @@ class Pipeline:
                 reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1][0] == "assistant" else None
                 queued.append(Job(f"extract:{ids[n]}", "extract"))
                 payloads.append({"user_message_id": ids[n], "assistant_message_id": reply})
+            if queued:
+                queued.append(Job(f"prune:{ids[-1]}", "prune"))
+                payloads.append({})
             unsummarized = await conversation.unsummarized_tokens(conn, user, session)
             if unsummarized > self.settings.summary_token_threshold:
                 queued.append(Job(f"summarize:{ids[-1]}", "summarize"))
@@ -196,8 +214,8 @@ class Pipeline:
                 await self._extract(job)
             elif job.kind == "summarize":
                 await self._summarize(job)
-            elif job.kind == "prune":
-                await self.memories.prune(job.user_id)
+            elif job.kind == "prune":  # maintenance: dynamic scores, lifecycle states, pruning
+                await self.memories.maintain(job.user_id)
                 await self._finish(key)
             else:
                 raise InvalidInputError(f"unknown job kind {job.kind!r}")
