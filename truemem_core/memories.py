@@ -486,7 +486,7 @@ class MemoryService:
 
     async def get(self, user_id: Any, memory_id: Any) -> Memory:
         user = self.user(user_id)
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             return _memory(await self._row(conn, user, memory_id))
 
     async def list_memories(self, user_id: Any, *, include_archived: bool = False) -> list[Memory]:
@@ -495,7 +495,7 @@ class MemoryService:
         if not include_archived:
             stmt = stmt.where(memories.c.state != "archived")
         stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             return [_memory(row) for row in await conn.execute(stmt)]
 
     async def history(self, user_id: Any, memory_id: Any) -> list[MemoryEvent]:
@@ -507,7 +507,7 @@ class MemoryService:
             .where(memory_events.c.user_id == user, memory_events.c.memory_id == memory_id)
             .order_by(memory_events.c.id)
         )
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             events = [_event(row) for row in await conn.execute(stmt)]
         if not events:
             raise NotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
@@ -590,7 +590,7 @@ class MemoryService:
 
     async def export_user(self, user_id: Any) -> dict[str, Any]:
         user = self.user(user_id)
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             rows = (await conn.execute(
                 select(*_MEMORY_COLUMNS).where(memories.c.user_id == user)
                 .order_by(memories.c.created_at)

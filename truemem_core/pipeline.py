@@ -98,7 +98,7 @@ class Pipeline:
             return await timed("search", self.memories.search(user, text, vector=vector))
 
         async def load_session() -> conversation.SessionState:
-            async with self.db.transaction() as conn:
+            async with self.db.transaction(readonly=True) as conn:
                 return await conversation.state(conn, user, session,
                                                 self.settings.recent_messages)
 
@@ -191,7 +191,7 @@ class Pipeline:
         """The running summary and the recent messages of a session."""
         user = self.memories.user(user_id)
         session = check_id(session_id, "session_id", self.settings.max_id_chars)
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             return await conversation.state(conn, user, session, self.settings.recent_messages)
 
     async def clear_session(self, user_id: Any, session_id: Any) -> None:
@@ -301,7 +301,7 @@ class Pipeline:
     async def pending(self, older_than: float = 0.0, limit: int = 500) -> list[Job]:
         """Pending jobs not touched for ``older_than`` seconds (for the sweep)."""
         cutoff = utcnow() - timedelta(seconds=older_than)
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             rows = await conn.execute(
                 select(jobs.c.key, jobs.c.kind)
                 .where(jobs.c.status == "pending", jobs.c.updated_at <= cutoff)
@@ -311,7 +311,7 @@ class Pipeline:
     async def unfinished(self, keys: Sequence[str]) -> set[str]:
         if not keys:
             return set()
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             rows = await conn.execute(select(jobs.c.key).where(
                 jobs.c.key.in_(list(keys)), jobs.c.status == "pending"))
             return {row.key for row in rows}

@@ -99,11 +99,18 @@ class Database:
         )
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction; database errors surface as ``StorageError``."""
+    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
+        """One transaction; database errors surface as ``StorageError``.
+
+        ``readonly`` lets SQLite readers run beside a writer (a deferred BEGIN);
+        PostgreSQL ignores it.
+        """
         try:
-            async with self.engine.begin() as conn:
-                yield conn
+            async with self.engine.connect() as conn:
+                if readonly:
+                    await conn.execution_options(truemem_readonly=True)
+                async with conn.begin():
+                    yield conn
         except (DBAPIError, SQLAlchemyError) as exc:
             raise StorageError(f"database error: {exc.__class__.__name__}: {exc}") from exc
 
