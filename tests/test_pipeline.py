@@ -256,3 +256,20 @@ def test_admission_control_rejects_vague_facts_and_records_why(tmp_url: str) -> 
         assert rejected[0].score < rejected[0].threshold
         assert set(rejected[0].factors) == {
             "novelty", "specificity", "reliability", "consistency", "relevance"}
+
+
+def test_past_turns_are_recalled_from_other_sessions(memory: TrueMem) -> None:
+    memory.record("ana", "march", "The Certbot renewal failed because port 80 was blocked.",
+                  "Open port 80 and run certbot renew again.")
+    memory.record("ana", "march", "Thanks, that fixed it.", "Great!")
+    memory.drain()
+    context = memory.get_context("ana", "june", "What broke the SSL certificate renewal?")
+    assert context.recalled and "Certbot" in context.recalled[0].content
+    assert context.recalled[0].session_id == "march"
+    assert sum(t.tokens for t in context.recalled) <= memory.settings.recall_token_budget
+    assert "From earlier conversations" in context.to_system_prompt()
+    assert "recall" in context.timings
+    # the current session is never recalled (its turns are already verbatim)
+    assert memory.get_context("ana", "march", "What broke the renewal?").recalled == []
+    # nor is another user's
+    assert memory.get_context("bob", "june", "What broke the SSL renewal?").recalled == []

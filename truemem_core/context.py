@@ -7,6 +7,7 @@ from typing import Any
 
 from .conversation import Message
 from .models import Memory, ScoredMemory
+from .recall import RecalledTurn
 
 _PREAMBLE = (
     "You are talking with a returning user. Use what you remember about them when it "
@@ -25,6 +26,7 @@ class Context:
     recent_messages: list[Message]
     memories: list[ScoredMemory]
     explicit: list[Memory]
+    recalled: list[RecalledTurn] = field(default_factory=list)
     tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -41,6 +43,9 @@ class Context:
         if self.facts:
             parts.append("What you remember about the user:\n" + "\n".join(
                 f"- {m.text}" for m in self.facts))
+        if self.recalled:
+            parts.append("From earlier conversations (may be relevant):\n" + "\n".join(
+                f"- [{t.created_at:%Y-%m-%d}] {t.role}: {t.content}" for t in self.recalled))
         if self.summary:
             parts.append(f"Summary of the earlier conversation:\n{self.summary}")
         return "\n\n".join(parts)
@@ -62,6 +67,7 @@ class Context:
             "recent_messages": [m.to_dict() for m in self.recent_messages],
             "memories": [hit.to_dict() for hit in self.memories],
             "explicit": [m.to_dict() for m in self.explicit],
+            "recalled": [t.to_dict() for t in self.recalled],
             "system_prompt": self.to_system_prompt(),
             "tokens": self.tokens,
             "timings": self.timings,

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from .schema import messages, sessions, utcnow
 
 ROLES = ("user", "assistant", "system")
+_COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ async def state(
             sessions.c.user_id == user_id, sessions.c.session_id == session_id)
     )).first()
     rows = await conn.execute(
-        select(messages)
+        select(*_COLUMNS)
         .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
         .order_by(messages.c.id.desc())
         .limit(recent)
@@ -118,7 +119,7 @@ async def to_fold(
         .subquery()
     )
     rows = await conn.execute(
-        select(messages)
+        select(*_COLUMNS)
         .where(
             messages.c.user_id == user_id,
             messages.c.session_id == session_id,
@@ -173,7 +174,7 @@ async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
 
 async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Message | None:
     row = (await conn.execute(
-        select(messages).where(messages.c.user_id == user_id, messages.c.id == message_id)
+        select(*_COLUMNS).where(messages.c.user_id == user_id, messages.c.id == message_id)
     )).first()
     return None if row is None else _message(row)
 
@@ -189,7 +190,7 @@ async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str,
             "created_at": row.created_at.isoformat(), "messages": [],
         }
     for row in await conn.execute(
-        select(messages).where(messages.c.user_id == user_id).order_by(messages.c.id)
+        select(*_COLUMNS).where(messages.c.user_id == user_id).order_by(messages.c.id)
     ):
         if row.session_id in by_session:
             by_session[row.session_id]["messages"].append({

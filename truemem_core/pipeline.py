@@ -29,6 +29,7 @@ from .extraction import (
 )
 from .memories import MemoryService
 from .models import Memory, ScoredMemory, Source
+from .recall import RecalledTurn, recall, store_embeddings
 from .schema import jobs, utcnow
 from .settings import Settings
 from .store import Database
@@ -93,9 +94,18 @@ class Pipeline:
             finally:
                 timings[name] = round((time.perf_counter() - begin) * 1000, 3)
 
-        async def retrieve() -> list[ScoredMemory]:
+        async def retrieve() -> tuple[list[ScoredMemory], list[RecalledTurn]]:
             vector: Vector = (await timed("embed", self.memories.embed([text])))[0]
-            return await timed("search", self.memories.search(user, text, vector=vector))
+            return await asyncio.gather(
+                timed("search", self.memories.search(user, text, vector=vector)),
+                timed("recall", recall_turns(vector)))
+
+        async def recall_turns(vector: Vector) -> list[RecalledTurn]:
+            async with self.db.transaction(readonly=True) as conn:
+                return await recall(
+                    conn, user, session, vector, k=self.settings.recall_k,
+                    token_budget=self.settings.recall_token_budget,
+                    min_score=self.settings.recall_min_score)
 
         async def load_session() -> conversation.SessionState:
             async with self.db.transaction(readonly=True) as conn:
@@ -111,12 +121,13 @@ class Pipeline:
 
         steps = (retrieve(), timed("load_session", load_session()), timed("explicit", explicit()))
         if concurrent:
-            hits, state, stored = await asyncio.gather(*steps)
+            (hits, recalled), state, stored = await asyncio.gather(*steps)
         else:
-            hits, state, stored = await steps[0], await steps[1], await steps[2]
+            (hits, recalled), state, stored = await steps[0], await steps[1], await steps[2]
         context = Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
-            recent_messages=state.recent, memories=hits, explicit=stored, timings=timings,
+            recent_messages=state.recent, memories=hits, explicit=stored, recalled=recalled,
+            timings=timings,
         )
         # Retrieval statistics feed adaptive importance; off the request path.
         touch = asyncio.ensure_future(self.memories.touch(user, [h.memory.id for h in hits]))
@@ -252,9 +263,12 @@ class Pipeline:
             await self._finish(job.key)
             return
         facts = await self._facts(said.content, answered.content if answered else "")
+        turns = [said, *([answered] if answered else [])]
+        vectors = await self.memories.embed([turn.content for turn in turns])
         async with self.db.transaction() as conn:
             if not await self._finish(job.key, conn):
                 return  # a concurrent delivery got there first; its transaction wins
+            await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
             for fact, source in facts:
                 try:
                     if source == "explicit":  # explicit requests bypass admission control

@@ -182,6 +182,8 @@ messages = Table(
     Column("tokens", Integer, nullable=False),
     Column("summarized", Boolean, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # conversation recall: past turns are searchable as episodic memory (0004)
+    Column("embedding", EmbeddingType, nullable=True),
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
     sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
 )

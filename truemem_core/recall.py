@@ -1,0 +1,102 @@
+"""Conversation recall: past turns of the user, found by meaning.
+
+Messages are embedded in the background (by the extraction job), so a
+question about something said weeks ago can find the turn itself even when
+no fact was extracted from it. The current session is left out: its recent
+turns are already in the context verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import bindparam, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .embeddings import Vector
+from .schema import EmbeddingType, messages
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledTurn:
+    message_id: int
+    session_id: str
+    role: str
+    content: str
+    created_at: datetime
+    score: float
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message_id": self.message_id, "session_id": self.session_id,
+                "role": self.role, "content": self.content, "score": self.score,
+                "created_at": self.created_at.isoformat(), "tokens": self.tokens}
+
+
+_COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
+            messages.c.created_at, messages.c.tokens)
+
+_PG_NEAREST = """
+SELECT id, 1 - (embedding <=> :query) AS score FROM messages
+WHERE user_id = :user_id AND session_id <> :session_id AND embedding IS NOT NULL
+ORDER BY embedding <=> :query LIMIT :k
+"""
+
+
+async def nearest_turns(
+    conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
+) -> list[tuple[int, float]]:
+    """The user's ``k`` past turns (other sessions) closest to ``query``."""
+    if conn.dialect.name == "postgresql":
+        stmt = text(_PG_NEAREST).bindparams(bindparam("query", type_=EmbeddingType()))
+        rows = await conn.execute(
+            stmt, {"query": query, "user_id": user_id, "session_id": session_id, "k": k})
+        return [(row.id, float(row.score)) for row in rows]
+    found = (await conn.execute(select(messages.c.id, messages.c.embedding).where(
+        messages.c.user_id == user_id, messages.c.session_id != session_id,
+        messages.c.embedding.is_not(None)))).all()
+    if not found:
+        return []
+    scores = np.stack([row.embedding for row in found]) @ np.asarray(query, dtype=np.float32)
+    return [(found[i].id, float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
+
+
+async def recall(
+    conn: AsyncConnection,
+    user_id: str,
+    session_id: str,
+    query: Vector,
+    *,
+    k: int,
+    token_budget: int,
+    min_score: float,
+) -> list[RecalledTurn]:
+    """Best past turns above ``min_score``, best first, within ``token_budget`` tokens."""
+    hits = [(i, s) for i, s in await nearest_turns(conn, user_id, session_id, query, k)
+            if s >= min_score]
+    if not hits:
+        return []
+    rows = {row.id: row for row in await conn.execute(
+        select(*_COLUMNS).where(messages.c.user_id == user_id,
+                                messages.c.id.in_([i for i, _ in hits])))}
+    turns, spent = [], 0
+    for message_id, score in hits:
+        row = rows[message_id]
+        if spent + row.tokens > token_budget:
+            continue
+        spent += row.tokens
+        turns.append(RecalledTurn(row.id, row.session_id, row.role, row.content,
+                                  row.created_at, score, row.tokens))
+    return turns
+
+
+async def store_embeddings(
+    conn: AsyncConnection, user_id: str, ids: Sequence[int], vectors: Vector
+) -> None:
+    for message_id, vector in zip(ids, vectors, strict=True):
+        await conn.execute(messages.update().where(
+            messages.c.user_id == user_id, messages.c.id == message_id).values(embedding=vector))
