@@ -79,12 +79,13 @@ def test_broker_outage_loses_nothing(
         redis_server.stop()
         recorded = memory.record("ana", "s", "I'm a carpenter and I live in Porto.", "Cool.")
         assert _message_count(memory) == 2  # committed although the broker is down
-        assert _statuses(memory) == {recorded.jobs[0]: "pending"}
+        assert set(_statuses(memory).values()) == {"pending"}
+        assert set(_statuses(memory)) == set(recorded.jobs)
         assert "could not enqueue" in caplog.text
         redis_server.start()
         with worker(tmp_url, redis_server.url):
             memory.drain(timeout=60)
-        assert _statuses(memory) == {recorded.jobs[0]: "done"}
+        assert set(_statuses(memory).values()) == {"done"}
         assert any("Porto" in m.text for m in memory.list_memories("ana"))
 
 
@@ -103,7 +104,7 @@ def test_worker_killed_mid_job_then_retry_completes(
             assert marker.exists(), "the worker never started the job"
             doomed.kill()  # SIGKILL in the middle of the job
             doomed.wait()
-        assert _statuses(memory) == {recorded.jobs[0]: "pending"}
+        assert _statuses(memory)[recorded.jobs[0]] == "pending"
         assert memory.list_memories("ana") == []
         assert _message_count(memory) == 2
         with worker(tmp_url, redis_url, llm=llm, TRUEMEM_TEST_DELAY="0"):

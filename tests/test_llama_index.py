@@ -211,8 +211,6 @@ def test_set_and_reset(memory: TrueMem) -> None:
     session = TrueMemMemory.from_defaults(memory, "ana", "s")
     session.put_messages([ChatMessage(role="user", content="one"),
                           ChatMessage(role="assistant", content="two")])
-    # Another session keeps the newest message ids in use (see the xfail below).
-    memory.record("ana", "other", "keeps", "the newest message ids in use")
     session.set([ChatMessage(role="user", content="three"),
                  ChatMessage(role="assistant", content="four"),
                  ChatMessage(role="user", content="five")])
@@ -222,13 +220,8 @@ def test_set_and_reset(memory: TrueMem) -> None:
     assert memory.get_session("ana", "s").recent == []
 
 
-def test_reset_then_put_when_the_newest_messages_were_cleared(
-    memory: TrueMem, backend: str, request: pytest.FixtureRequest
-) -> None:
-    if backend == "sqlite":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "core: SQLite reuses the ids of deleted messages, so after clear_session the "
-            "extraction job key 'extract:<message id>' collides with an old job")))
+def test_reset_then_put_when_the_newest_messages_were_cleared(memory: TrueMem) -> None:
+    # message ids are never reused (SQLite AUTOINCREMENT), so job keys cannot collide
     session = TrueMemMemory.from_defaults(memory, "ana", "s")
     session.put_messages([ChatMessage(role="user", content="one"),
                           ChatMessage(role="assistant", content="two")])
