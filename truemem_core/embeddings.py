@@ -9,7 +9,7 @@ network, no GPU and no PyTorch. See docs/embeddings.md for why.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
@@ -48,6 +48,38 @@ def normalize(vectors: NDArray[Any]) -> Vector:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalized: Vector = matrix / np.clip(norms, 1e-12, None)
     return normalized
+
+
+class FunctionEmbedder:
+    """An ``Embedder`` around any ``texts -> vectors`` function (the framework adapters').
+
+    ``model_name`` names the vector space (stored with every vector, so a store is
+    never searched with another model's vectors). ``dimension`` is measured with
+    one call the first time it is needed, unless given.
+    """
+
+    def __init__(
+        self,
+        embed_texts: Callable[[list[str]], Sequence[Sequence[float]]],
+        *,
+        model_name: str,
+        dimension: int | None = None,
+    ) -> None:
+        self._embed_texts = embed_texts
+        self.model_name = model_name
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension"]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        vectors: Vector = np.asarray(self._embed_texts(list(texts)), dtype=np.float32)
+        return vectors
 
 
 MINILM_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import convert_to_messages
 
 from truemem_core import ChatMessage
-from truemem_core.embeddings import Vector
+from truemem_core.embeddings import FunctionEmbedder
 
 
 class TrueMemLangChainLLM:
@@ -36,13 +35,11 @@ def _model_attribute(embeddings: Embeddings) -> str | None:
     return None
 
 
-class LangChainEmbedder:
+class LangChainEmbedder(FunctionEmbedder):
     """Any LangChain ``Embeddings`` as TrueMem's embedder.
 
-    ``model_name`` names the vector space (stored with every vector, so a store is
-    never searched with another model's vectors); by default it is the class name
-    and the model attribute, e.g. ``"OpenAIEmbeddings:text-embedding-3-small"``.
-    ``dimension`` is measured with one call the first time it is needed, unless given.
+    By default ``model_name`` is the class name and the model attribute, e.g.
+    ``"OpenAIEmbeddings:text-embedding-3-small"``; see ``FunctionEmbedder``.
     """
 
     def __init__(
@@ -54,23 +51,9 @@ class LangChainEmbedder:
     ) -> None:
         self.embeddings = embeddings
         model = _model_attribute(embeddings)
-        self._model_name = model_name or ":".join(
-            part for part in (type(embeddings).__name__, model) if part)
-        self._dimension = dimension
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = int(self.embed(["dimension"]).shape[1])
-        return self._dimension
-
-    def embed(self, texts: Sequence[str]) -> Vector:
-        if not texts:
-            return np.empty((0, self.dimension), dtype=np.float32)
-        vectors: Vector = np.asarray(
-            self.embeddings.embed_documents(list(texts)), dtype=np.float32)
-        return vectors
+        super().__init__(
+            embeddings.embed_documents,
+            model_name=model_name or ":".join(
+                part for part in (type(embeddings).__name__, model) if part),
+            dimension=dimension,
+        )

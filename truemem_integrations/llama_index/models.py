@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM as LlamaLLM
 
 from truemem_core import ChatMessage
-from truemem_core.embeddings import Vector
+from truemem_core.embeddings import FunctionEmbedder
 
 from ._messages import chat_message
 
@@ -28,12 +27,11 @@ class LlamaIndexLLM:
         return response.message.content or ""
 
 
-class LlamaIndexEmbedder:
+class LlamaIndexEmbedder(FunctionEmbedder):
     """Any LlamaIndex ``BaseEmbedding`` as TrueMem's embedder.
 
-    ``model_name`` names the vector space (stored with every vector); by default it
-    is the class and model names, e.g. ``"OpenAIEmbedding:text-embedding-3-small"``.
-    ``dimension`` is measured with one call the first time it is needed, unless given.
+    By default ``model_name`` is the class and model names, e.g.
+    ``"OpenAIEmbedding:text-embedding-3-small"``; see ``FunctionEmbedder``.
     """
 
     def __init__(
@@ -44,22 +42,8 @@ class LlamaIndexEmbedder:
         dimension: int | None = None,
     ) -> None:
         self.embed_model = embed_model
-        self._model_name = model_name or f"{type(embed_model).__name__}:{embed_model.model_name}"
-        self._dimension = dimension
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = int(self.embed(["dimension"]).shape[1])
-        return self._dimension
-
-    def embed(self, texts: Sequence[str]) -> Vector:
-        if not texts:
-            return np.empty((0, self.dimension), dtype=np.float32)
-        vectors: Vector = np.asarray(
-            self.embed_model.get_text_embedding_batch(list(texts)), dtype=np.float32)
-        return vectors
+        super().__init__(
+            embed_model.get_text_embedding_batch,
+            model_name=model_name or f"{type(embed_model).__name__}:{embed_model.model_name}",
+            dimension=dimension,
+        )
