@@ -9,7 +9,10 @@ from typing import Any, Literal
 Kind = Literal["semantic", "episodic"]
 Source = Literal["explicit", "extracted", "manual"]
 State = Literal["active", "ephemeral", "archived"]
-Action = Literal["added", "updated", "merged", "deleted", "pruned", "archived", "imported"]
+Action = Literal[
+    "added", "updated", "merged", "deleted", "pruned", "archived", "imported", "superseded",
+    "feedback", "lifecycle",
+]
 
 KINDS: tuple[Kind, ...] = ("semantic", "episodic")
 SOURCES: tuple[Source, ...] = ("explicit", "extracted", "manual")
@@ -42,14 +45,28 @@ class Memory:
 
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:
-    """A search hit: the memory and its cosine similarity to the query."""
+    """A search hit that explains itself.
+
+    ``score`` is the fused Reciprocal Rank Fusion score in hybrid search, or
+    the channel's own score in a single-channel search (cosine for
+    ``mode="vector"``). ``channels`` maps each channel that returned the memory
+    to its score there, and ``ranks`` to its 1-based rank there.
+    """
 
     memory: Memory
     score: float
     channels: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"memory": self.memory.to_dict(), "score": self.score, "channels": self.channels}
+        return {"memory": self.memory.to_dict(), "score": self.score,
+                "channels": self.channels, "ranks": self.ranks}
+
+    def explain(self) -> str:
+        """One line: the fused score, then each channel's rank and score."""
+        parts = [f"{name} #{self.ranks[name]} ({self.channels[name]:.3g})"
+                 for name in self.ranks]
+        return f"{self.score:.4g} = " + (", ".join(parts) or "no channel")
 
 
 @dataclass(frozen=True, slots=True)

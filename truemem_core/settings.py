@@ -34,6 +34,8 @@ class Settings:
     """Reinforcement raises importance by one per restatement, up to this cap."""
     default_importance: int = 3
     """Importance of a manual memory when none is given."""
+    admission_threshold: float = 0.3
+    """Extracted facts scoring below this (novelty, specificity, ...) are not stored."""
     max_text_chars: int = 2000
     """Longest memory text accepted; longer input is rejected, never truncated."""
     max_message_chars: int = 100_000
@@ -43,6 +45,32 @@ class Settings:
     # -- retrieval --
     search_k: int = 10
     """Memories returned by search and put in the context."""
+    rrf_k: int = 60
+    """Reciprocal Rank Fusion constant: rank ``r`` in a channel adds ``weight / (rrf_k + r)``."""
+    rrf_depth: int = 10
+    """Top hits of each channel that enter the fusion (the rest of k is filled by vector rank)."""
+    weight_vector: float = 1.0
+    """RRF weight of the vector (embedding similarity) channel."""
+    weight_keyword: float = 1.0
+    """RRF weight of the full-text keyword channel."""
+    weight_trigram: float = 1.0
+    """RRF weight of the trigram (fuzzy) channel."""
+    weight_context: float = 1.0
+    """RRF weight of the context channel: memories recorded right before/after the top hits."""
+    context_seeds: int = 3
+    """Top fused hits whose neighbours in time form the context channel."""
+    context_span: int = 2
+    """Neighbours taken on each side of a seed."""
+    context_window_s: float = 1800.0
+    """Only memories recorded within this many seconds of a seed are its neighbours."""
+    trigram_threshold: float = 0.3
+    """Least pg_trgm ``word_similarity`` of a query term for a trigram match."""
+    recall_k: int = 3
+    """Past conversation turns (other sessions) recalled into the context."""
+    recall_token_budget: int = 300
+    """Most tokens of recalled turns put in the context."""
+    recall_min_score: float = 0.4
+    """Least cosine similarity for a past turn to be recalled."""
     # -- short-term memory --
     recent_messages: int = 20
     """Messages of the session kept verbatim in the context."""
@@ -67,8 +95,23 @@ class Settings:
         for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
+        if self.rrf_k < 0 or self.rrf_depth < 1:
+            raise InvalidInputError("rrf_k must be at least 0 and rrf_depth at least 1")
+        weights = self.channel_weights.values()
+        if any(w < 0 for w in weights) or not any(weights) or self.weight_vector == 0:
+            raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
+        if self.context_seeds < 0 or self.context_span < 0 or self.context_window_s < 0:
+            raise InvalidInputError("context_seeds, context_span, context_window_s must be >= 0")
+        if not 0.0 < self.trigram_threshold <= 1.0:
+            raise InvalidInputError("trigram_threshold must be in (0, 1]")
         if not 1 <= self.protected_importance <= 5 or not 1 <= self.reinforcement_cap <= 5:
             raise InvalidInputError("protected_importance and reinforcement_cap are in 1-5")
+
+    @property
+    def channel_weights(self) -> dict[str, float]:
+        """RRF weight of each search channel."""
+        return {"vector": self.weight_vector, "keyword": self.weight_keyword,
+                "trigram": self.weight_trigram, "context": self.weight_context}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -1,12 +1,24 @@
-"""Dialect-specific SQL, one small module per database; everything else is shared."""
+"""Dialect-specific SQL, one small module per database; everything else is shared.
+
+Each search channel is a backend method returning ``[(memory id, score)]``,
+best first, over one user's memories that pass the filters; ``scope`` below
+is the one place those conditions are written.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
+from sqlalchemy import ColumnElement, func
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..embeddings import Vector
+from ..retrieval import SearchFilters
+from ..schema import memories
+
+_LENGTH = func.length(memories.c.text).label("length")
+_AVG_LENGTH = func.avg(func.length(memories.c.text))
 
 
 class Backend(Protocol):
@@ -24,8 +36,56 @@ class Backend(Protocol):
         k: int,
         *,
         include_archived: bool = False,
+        filters: SearchFilters | None = None,
     ) -> list[tuple[str, float]]:
-        """The user's ``k`` memories most similar to ``query``: (id, cosine), best first."""
+        """The user's ``k`` memories most similar to ``query``: (id, cosine), best first.
+
+        ``filters``, when given, replaces ``include_archived``.
+        """
+
+    async def keyword(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+    ) -> list[tuple[str, float]]:
+        """Full-text search for any of ``terms`` (words or phrases): (id, BM25), best first."""
+
+    async def trigram(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+        threshold: float,
+    ) -> list[tuple[str, float]]:
+        """Fuzzy (character trigram) search for any of ``terms``: (id, score), best first."""
+
+
+def scope(
+    user_id: str, filters: SearchFilters | None, *, include_archived: bool = False
+) -> list[ColumnElement[bool]]:
+    """The WHERE conditions of every search: this user, and the filters."""
+    where = [memories.c.user_id == user_id]
+    if filters is None:
+        if not include_archived:
+            where.append(memories.c.state != "archived")
+        return where
+    where.append(memories.c.state.in_(filters.states))
+    if filters.kinds is not None:
+        where.append(memories.c.kind.in_(filters.kinds))
+    if filters.min_importance is not None:
+        where.append(memories.c.importance >= filters.min_importance)
+    if filters.created_after is not None:
+        where.append(memories.c.created_at >= filters.created_after)
+    if filters.created_before is not None:
+        where.append(memories.c.created_at < filters.created_before)
+    return where
 
 
 def backend_for(dialect: str) -> Backend:

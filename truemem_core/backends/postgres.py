@@ -1,25 +1,54 @@
-"""PostgreSQL + pgvector: exact per-user scan ordered by cosine distance.
+"""PostgreSQL + pgvector + pg_trgm: exact per-user scans, one statement per channel.
 
 A user has at most a few hundred memories, so the btree on ``user_id`` narrows
-the scan and an exact ``ORDER BY embedding <=> q`` is sub-millisecond. An HNSW
-index would search globally and then filter by user, returning almost nothing.
+every scan: an exact ``ORDER BY embedding <=> q`` is sub-millisecond, and an
+HNSW index would search globally and then filter by user, returning almost
+nothing. The GIN indexes of migration 0002 (``search_vector``, trigrams) serve
+the ``@@`` and ``<%`` conditions whenever the planner finds them more selective.
+
+``ts_rank`` and ``word_similarity`` ignore how common a term is, so the
+lexical channels fetch which memory matches which query term and rank them
+with this user's statistics (``retrieval.bm25_rank`` / ``idf_rank``), exactly
+as the SQLite backend does.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, text
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    bindparam,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..embeddings import Vector
-from ..schema import EmbeddingType
+from ..retrieval import SearchFilters, bm25_rank, idf_rank
+from ..schema import EmbeddingType, memories
+from . import _AVG_LENGTH, _LENGTH, scope
 
-_NEAREST = """
-SELECT id, 1 - (embedding <=> :query) AS score
-FROM memories
-WHERE user_id = :user_id {state_filter}
-ORDER BY embedding <=> :query
-LIMIT :k
-"""
+_SEARCH_VECTOR: ColumnElement[Any] = literal_column("memories.search_vector")
+_LANGUAGES = ("english", "spanish")  # as in the search_vector column (migration 0002)
+
+
+def _tsquery(term: str) -> ColumnElement[Any]:
+    """The term (a word or a phrase) parsed in every language of ``search_vector``, OR-ed."""
+    parsed: list[ColumnElement[Any]] = [
+        func.phraseto_tsquery(literal_column(f"'{lang}'::regconfig"), term)
+        for lang in _LANGUAGES
+    ]
+    query = parsed[0]
+    for other in parsed[1:]:
+        query = query.op("||")(other)
+    return query
 
 
 class PostgresBackend:
@@ -40,10 +69,72 @@ class PostgresBackend:
         k: int,
         *,
         include_archived: bool = False,
+        filters: SearchFilters | None = None,
     ) -> list[tuple[str, float]]:
-        state_filter = "" if include_archived else "AND state <> 'archived'"
-        stmt = text(_NEAREST.format(state_filter=state_filter)).bindparams(
-            bindparam("query", type_=EmbeddingType())
+        vector = bindparam("query", query, type_=EmbeddingType())
+        distance = memories.c.embedding.op("<=>", return_type=Float)(vector)
+        stmt = (
+            select(memories.c.id, (1 - distance).label("score"))
+            .where(*scope(user_id, filters, include_archived=include_archived))
+            .order_by(distance)
+            .limit(k)
         )
-        rows = await conn.execute(stmt, {"query": query, "user_id": user_id, "k": k})
-        return [(row.id, float(row.score)) for row in rows]
+        return [(row.id, float(row.score)) for row in await conn.execute(stmt)]
+
+    async def keyword(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        where = scope(user_id, filters)
+        stats = (await conn.execute(select(func.count(), _AVG_LENGTH).where(*where))).one()
+        if not stats[0]:
+            return []
+        matches = [_SEARCH_VECTOR.op("@@")(_tsquery(t)) for t in terms]
+        rows = await conn.execute(
+            select(memories.c.id, _LENGTH, *(m.label(f"t{i}") for i, m in enumerate(matches)))
+            .where(*where, or_(*matches))
+        )
+        hits = [(row.id, i, row.length) for row in rows
+                for i in range(len(terms)) if row[2 + i]]
+        return bm25_rank(hits, documents=stats[0], average_length=stats[1], limit=k)
+
+    async def trigram(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+        threshold: float,
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        where = scope(user_id, filters)
+        documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
+        if not documents:
+            return []
+        # `term <% text` is true when word_similarity(term, text) reaches this threshold
+        await conn.execute(
+            text("SELECT set_config('pg_trgm.word_similarity_threshold', :value, true)"),
+            {"value": str(threshold)},
+        )
+        similar = [literal(t).op("<%")(memories.c.text) for t in terms]
+        rows = await conn.execute(
+            select(memories.c.id,
+                   *(func.word_similarity(t, memories.c.text).label(f"s{i}")
+                     for i, t in enumerate(terms)))
+            .where(*where, or_(*similar))
+        )
+        hits = [
+            (row.id, i, float(row[1 + i]))
+            for row in rows for i in range(len(terms)) if row[1 + i] >= threshold
+        ]
+        return idf_rank(hits, documents=int(documents), limit=k)

@@ -1,15 +1,47 @@
-"""SQLite: exact cosine in NumPy over one user's vectors; writers take the file lock."""
+"""SQLite: exact cosine in NumPy over one user's vectors; FTS5 for the lexical channels.
+
+Migration 0002 keeps two contentless FTS5 tables in step with ``memories``
+(``memories_fts``: porter stemming; ``memories_trgm``: trigram tokenizer),
+keyed by ``memories_fts_ids``. The indexes only find which memory matches
+which query term; scoring is shared with PostgreSQL (``retrieval``): BM25 with
+this user's statistics for keywords (FTS5's own ``bm25()`` would use every
+user's), and pg_trgm's ``word_similarity`` per term (``textsearch``), weighted
+by IDF, for trigrams.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import event, select
+from sqlalchemy import (
+    CTE,
+    Boolean,
+    ColumnElement,
+    CompoundSelect,
+    Select,
+    TableClause,
+    event,
+    func,
+    literal,
+    literal_column,
+    select,
+    table,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.sql import column
 
 from ..embeddings import Vector
+from ..retrieval import SearchFilters, bm25_rank, idf_rank
 from ..schema import memories
+from ..textsearch import TrigramMatcher, fts5_or_query, trigram_query
+from . import _AVG_LENGTH, _LENGTH, scope
+
+_IDS = table("memories_fts_ids", column("rowid"), column("memory_id"))
+_FTS = table("memories_fts", column("rowid"))
+_TRGM = table("memories_trgm", column("rowid"))
 
 
 class SQLiteBackend:
@@ -27,7 +59,8 @@ class SQLiteBackend:
         def _begin(conn: Any) -> None:
             # IMMEDIATE takes the write lock up front, so read-then-write
             # transactions queue instead of failing with "database is locked".
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            readonly = conn.get_execution_options().get("truemem_readonly", False)
+            conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         return None  # BEGIN IMMEDIATE already serialises every writer
@@ -40,10 +73,11 @@ class SQLiteBackend:
         k: int,
         *,
         include_archived: bool = False,
+        filters: SearchFilters | None = None,
     ) -> list[tuple[str, float]]:
-        stmt = select(memories.c.id, memories.c.embedding).where(memories.c.user_id == user_id)
-        if not include_archived:
-            stmt = stmt.where(memories.c.state != "archived")
+        stmt = select(memories.c.id, memories.c.embedding).where(
+            *scope(user_id, filters, include_archived=include_archived)
+        )
         rows = (await conn.execute(stmt)).all()
         if not rows:
             return []
@@ -51,3 +85,69 @@ class SQLiteBackend:
         scores = matrix @ np.asarray(query, dtype=np.float32)
         top = np.argsort(-scores, kind="stable")[:k]
         return [(rows[i].id, float(scores[i])) for i in top]
+
+    async def keyword(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        where = scope(user_id, filters)
+        matched = _materialized(union_all(*(
+            select(literal(i).label("term"), _FTS.c.rowid).where(_matches(_FTS, [term]))
+            for i, term in enumerate(terms)
+        )))
+        stats = (await conn.execute(select(func.count(), _AVG_LENGTH).where(*where))).one()
+        rows = await conn.execute(
+            select(memories.c.id, matched.c.term, _LENGTH)
+            .select_from(matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
+                         .join(memories, memories.c.id == _IDS.c.memory_id))
+            .where(*where)
+        )
+        return bm25_rank(rows, documents=stats[0], average_length=stats[1], limit=k)
+
+    async def trigram(
+        self,
+        conn: AsyncConnection,
+        user_id: str,
+        terms: Sequence[str],
+        k: int,
+        *,
+        filters: SearchFilters,
+        threshold: float,
+    ) -> list[tuple[str, float]]:
+        if not trigram_query(terms):
+            return []
+        where = scope(user_id, filters)
+        documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
+        matched = _materialized(select(_TRGM.c.rowid).where(_matches(_TRGM, terms)))
+        candidates = await conn.execute(
+            select(memories.c.id, memories.c.text)
+            .select_from(matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
+                         .join(memories, memories.c.id == _IDS.c.memory_id))
+            .where(*where)
+        )
+        matcher = TrigramMatcher(terms)
+        hits = [
+            (row.id, i, similarity)
+            for row in candidates
+            for i, similarity in enumerate(matcher.scores(row.text, threshold))
+            if similarity >= threshold
+        ]
+        return idf_rank(hits, documents=int(documents), limit=k)
+
+
+def _matches(fts: TableClause, terms: Sequence[str]) -> ColumnElement[bool]:
+    query = trigram_query(terms) if fts is _TRGM else fts5_or_query(terms)
+    return literal_column(fts.name).op("MATCH", return_type=Boolean)(query)
+
+
+def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:
+    """The index lookup first: joined directly, SQLite would drive from the user's
+    rows and re-run the MATCH once per row."""
+    return query.cte("matched").prefix_with("MATERIALIZED")

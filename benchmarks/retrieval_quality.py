@@ -1,0 +1,432 @@
+"""Retrieval quality of TrueMem's search channels on LoCoMo and LongMemEval_S.
+
+Data: ``../shared/data`` (see its README for schemas and published figures).
+
+LoCoMo (``locomo_dev.json``): each conversation is one memory space; every turn
+is one memory, ``{speaker} said, "{text}"``, created at its session's date. Each
+QA question retrieves the top k (5, 10, 25, 50) and scores evidence recall: the
+fraction of its evidence turn ids retrieved, averaged per category and overall.
+Malformed evidence ids are split and parsed where possible ("D8:6; D9:17" is two
+ids, "D:11:26" is D11:26); what cannot be parsed, or names no turn, counts as
+not retrieved, and is reported.
+
+LongMemEval_S (``longmemeval_s_dev.json.gz``): each question is one memory space
+holding the user turns of its haystack sessions (keys = user turns); a session
+ranks by its best turn. Reports session-level recall_all@5/@10 (every answer
+session in the top k) and NDCG@5/@10, skipping abstention questions (``_abs``)
+and those whose evidence is only in assistant turns, as the reference does.
+
+Channels compared side by side: ``vector``, ``keyword`` (full text), ``trigram``,
+``hybrid`` (TrueMem's default search), plus a BM25 baseline (rank-bm25 over
+lower-cased word tokens). All of them run through the public ``TrueMem.asearch``
+on a real store (SQLite by default, or ``--database-url``), with the default
+local embedder. Rows are bulk-inserted (batched embeddings, one ``executemany`` per
+memory space): ``add_memory`` would deduplicate similar turns.
+
+    .venv/bin/python benchmarks/retrieval_quality.py --json /tmp/retrieval.json
+    .venv/bin/python benchmarks/retrieval_quality.py --only locomo --set weight_keyword=1.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import hashlib
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from truemem_core import Settings, TrueMem, default_embedder
+from truemem_core.embeddings import Embedder, Vector, normalize
+from truemem_core.schema import memories
+from truemem_core.store import Database, resolve_url
+from truemem_core.tokens import TiktokenCounter
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+MODES = ("vector", "keyword", "trigram", "hybrid", "bm25")
+LOCOMO_KS = (5, 10, 25, 50)
+LME_KS = (5, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+_BM25_TOKEN = re.compile(r"\w+")
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# -- embeddings -------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    """An ``Embedder`` that embeds each distinct text once, in batches, optionally cached
+    in an .npz file across runs. TrueMem's own search embeds through it too, so a question
+    is embedded once for all modes."""
+
+    def __init__(self, embedder: Embedder, cache: Path | None) -> None:
+        self.embedder = embedder
+        self.model_name = embedder.model_name
+        self.dimension = embedder.dimension
+        self.cache = cache
+        self.vectors: dict[str, Vector] = {}
+        if cache is not None and cache.exists():
+            with np.load(cache) as stored:
+                self.vectors = {key: stored[key] for key in stored.files}
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        return np.stack(self.prepare(texts, "texts", quiet=True))
+
+    def prepare(self, texts: Sequence[str], what: str, *, quiet: bool = False) -> list[Vector]:
+        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.vectors))
+        began = time.perf_counter()
+        for start in range(0, len(missing), 512):
+            chunk = missing[start : start + 512]
+            for text, vector in zip(chunk, normalize(self.embedder.embed(chunk)), strict=True):
+                self.vectors[self.key(text)] = vector
+            if not quiet:
+                progress(f"  embedded {min(start + 512, len(missing))}/{len(missing)} {what}")
+            if start % 4096 == 0:
+                self.save()
+        if missing and not quiet:
+            rate = len(missing) / (time.perf_counter() - began)
+            progress(f"  {len(missing)} {what} embedded ({rate:.0f}/s)")
+            self.save()
+        return [self.vectors[self.key(t)] for t in texts]
+
+    def save(self) -> None:
+        if self.cache is not None:
+            np.savez(self.cache, **self.vectors)  # type: ignore[arg-type]
+
+
+# -- store ----------------------------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    """The store under test: ``TrueMem`` searches it, ``db`` bulk-loads it."""
+
+    memory: TrueMem
+    db: Database
+    embedder: CachedEmbedder
+
+    async def load(self, user: str, items: Sequence[tuple[str, str, datetime]]) -> Space:
+        vectors = self.embedder.prepare([text for _, text, _ in items], "memories", quiet=True)
+        return await load_space(self.db, self.embedder.model_name, user, items, vectors)
+
+
+@dataclass
+class Space:
+    """One memory space (a user): memory id -> the unit it stands for, and its tokens."""
+
+    user: str
+    unit: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+async def load_space(
+    db: Database, model: str, user: str, items: Sequence[tuple[str, str, datetime]],
+    vectors: Sequence[Vector],
+) -> Space:
+    """Bulk-insert (unit id, text, created_at) rows as one user's memories."""
+    space = Space(user)
+    rows = []
+    for (unit, text, created), vector in zip(items, vectors, strict=True):
+        memory_id = str(uuid.uuid4())
+        space.unit[memory_id] = unit
+        space.texts[memory_id] = text
+        rows.append({
+            "id": memory_id, "user_id": user, "text": text, "importance": 3,
+            "kind": "episodic", "source": "manual", "state": "active", "reinforcements": 0,
+            "embedding": vector, "embedding_model": model,
+            "source_message_id": None, "created_at": created, "updated_at": created,
+        })
+    async with db.transaction() as conn:
+        await conn.execute(memories.insert(), rows)
+    return space
+
+
+async def retrieve(
+    bench: Bench, space: Space, question: str, mode: str, k: int,
+    bm25: Callable[[str, int], list[str]],
+) -> list[str]:
+    """The units of the top-k memories for the question, best first."""
+    if mode == "bm25":
+        ids = bm25(question, k)
+    else:
+        hits = await bench.memory.asearch(space.user, question, k=k, mode=mode)  # type: ignore[arg-type]
+        ids = [hit.memory.id for hit in hits]
+    return [space.unit[i] for i in ids]
+
+
+def bm25_index(space: Space) -> Callable[[str, int], list[str]]:
+    """The naive lexical baseline: rank-bm25 (Okapi) over lower-cased word tokens."""
+    from rank_bm25 import BM25Okapi
+
+    ids = list(space.texts)
+    index = BM25Okapi([_BM25_TOKEN.findall(space.texts[i].lower()) for i in ids])
+
+    def search(query: str, k: int) -> list[str]:
+        scores = index.get_scores(_BM25_TOKEN.findall(query.lower()))
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [ids[i] for i in top]
+
+    return search
+
+
+# -- LoCoMo ----------------------------------------------------------------------------
+
+
+def parse_evidence(raw: Iterable[str]) -> tuple[list[str], int]:
+    """Evidence turn ids, and how many entries could not be parsed at all."""
+    ids: list[str] = []
+    bad = 0
+    for entry in raw:
+        found = [f"D{a}:{b}" for a, b in _EVIDENCE.findall(entry)]
+        if found:
+            ids.extend(found)
+        else:
+            bad += 1
+    return list(dict.fromkeys(ids)), bad
+
+
+def locomo_turns(conversation: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
+    turns = []
+    n = 1
+    while f"session_{n}" in conversation or f"session_{n}_date_time" in conversation:
+        date = datetime.strptime(conversation[f"session_{n}_date_time"],
+                                 "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+        for i, turn in enumerate(conversation.get(f"session_{n}", [])):
+            text = f'{turn["speaker"]} said, "{turn["text"]}"'
+            turns.append((turn["dia_id"], text, date + timedelta(seconds=i)))
+        n += 1
+    return turns
+
+
+async def run_locomo(
+    bench: Bench, data: list[dict[str, Any]], modes: Sequence[str], tokens: TiktokenCounter,
+) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]  # user ids unique to this run
+    kmax = max(LOCOMO_KS)
+    recall: dict[str, dict[int, dict[str, list[float]]]] = {
+        m: {k: defaultdict(list) for k in LOCOMO_KS} for m in modes}
+    context: dict[str, dict[int, list[int]]] = {m: {k: [] for k in LOCOMO_KS} for m in modes}
+    malformed: list[str] = []
+    unknown = 0
+    bench.embedder.prepare(
+        [t for s in data for _, t, _ in locomo_turns(s["conversation"])], "turns")
+    bench.embedder.prepare([str(qa["question"]) for s in data for qa in s["qa"]], "questions")
+    for sample in data:
+        turns = locomo_turns(sample["conversation"])
+        progress(f"LoCoMo {sample['sample_id']}: {len(turns)} turns, {len(sample['qa'])} questions")
+        space = await bench.load(f"{run}-{sample['sample_id']}", turns)
+        known = {unit for unit, _, _ in turns}
+        texts = {unit: text for unit, text, _ in turns}
+        bm25 = bm25_index(space)
+        questions = [str(qa["question"]) for qa in sample["qa"]]
+        for qa, question in zip(sample["qa"], questions, strict=True):
+            evidence, bad = parse_evidence(qa["evidence"])
+            malformed.extend(e for e in qa["evidence"] if not re.fullmatch(r"D\d+:\d+", e))
+            unknown += sum(e not in known for e in evidence)
+            total = len(evidence) + bad
+            if total == 0:
+                continue
+            category = CATEGORIES[int(qa["category"])]
+            for mode in modes:
+                found = await retrieve(bench, space, question, mode, kmax, bm25)
+                for k in LOCOMO_KS:
+                    top = found[:k]
+                    score = len(set(evidence) & set(top)) / total
+                    recall[mode][k][category].append(score)
+                    recall[mode][k]["overall"].append(score)
+                    context[mode][k].append(sum(tokens.count(texts[u]) for u in top))
+    return {
+        "recall": {m: {k: {c: 100 * float(np.mean(v)) for c, v in by.items()}
+                       for k, by in ks.items()} for m, ks in recall.items()},
+        "questions": {c: len(v) for c, v in recall[modes[0]][LOCOMO_KS[0]].items()},
+        "context_tokens": {m: {k: float(np.mean(v)) for k, v in ks.items()}
+                           for m, ks in context.items()},
+        "malformed_evidence": malformed,
+        "evidence_naming_no_turn": unknown,
+    }
+
+
+# -- LongMemEval_S ---------------------------------------------------------------------------
+
+
+def lme_eligible(question: Mapping[str, Any]) -> bool:
+    if str(question["question_id"]).endswith("_abs"):
+        return False
+    return any(turn.get("has_answer") and turn["role"] == "user"
+               for session in question["haystack_sessions"] for turn in session)
+
+
+def lme_turns(question: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
+    turns = []
+    for session_id, date, session in zip(question["haystack_session_ids"],
+                                         question["haystack_dates"],
+                                         question["haystack_sessions"], strict=True):
+        when = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
+        for i, turn in enumerate(session):
+            if turn["role"] == "user" and turn["content"].strip():
+                turns.append((session_id, turn["content"].strip(), when + timedelta(seconds=i)))
+    return turns
+
+
+def ndcg(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:k]) if s in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+async def run_longmemeval(
+    bench: Bench, data: list[dict[str, Any]], modes: Sequence[str],
+) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]
+    eligible = [q for q in data if lme_eligible(q)]
+    progress(f"LongMemEval_S: {len(eligible)} of {len(data)} questions eligible")
+    all_turns = {q["question_id"]: lme_turns(q) for q in eligible}
+    bench.embedder.prepare(
+        [t for turns in all_turns.values() for _, t, _ in turns], "user turns")
+    bench.embedder.prepare([str(q["question"]) for q in eligible], "questions")
+    metrics: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in modes}
+    for n, question in enumerate(eligible, start=1):
+        turns = all_turns[question["question_id"]]
+        space = await bench.load(f"{run}-{question['question_id']}", turns)
+        bm25 = bm25_index(space)
+        relevant = set(question["answer_session_ids"])
+        text = str(question["question"])
+        for mode in modes:
+            units = await retrieve(bench, space, text, mode, len(turns), bm25)
+            sessions = list(dict.fromkeys(units))
+            for k in LME_KS:
+                metrics[mode][f"recall_all@{k}"].append(float(relevant <= set(sessions[:k])))
+                metrics[mode][f"ndcg@{k}"].append(ndcg(sessions, relevant, k))
+        if n % 5 == 0:
+            progress(f"  {n}/{len(eligible)} questions")
+    return {
+        "questions": len(eligible),
+        "metrics": {m: {name: float(np.mean(v)) for name, v in by.items()}
+                    for m, by in metrics.items()},
+    }
+
+
+# -- report --------------------------------------------------------------------------
+
+
+def locomo_tables(result: Mapping[str, Any], modes: Sequence[str]) -> str:
+    names = [*CATEGORIES.values(), "overall"]
+    counts = result["questions"]
+    out = []
+    for k in LOCOMO_KS:
+        out.append(f"\nLoCoMo evidence recall@{k} (%)\n")
+        out.append("| mode | " + " | ".join(f"{c} ({counts.get(c, 0)})" for c in names)
+                   + " | context tokens |")
+        out.append("|---" * (len(names) + 2) + "|")
+        for m in modes:
+            row = result["recall"][m][k]
+            out.append(f"| {m} | " + " | ".join(f"{row.get(c, 0.0):.1f}" for c in names)
+                       + f" | {result['context_tokens'][m][k]:.0f} |")
+    out.append(f"\nMalformed evidence entries: {len(result['malformed_evidence'])} "
+               f"({', '.join(repr(e) for e in result['malformed_evidence'])}); "
+               f"evidence ids naming no turn: {result['evidence_naming_no_turn']}")
+    return "\n".join(out)
+
+
+def lme_table(result: Mapping[str, Any], modes: Sequence[str]) -> str:
+    names = [f"recall_all@{k}" for k in LME_KS] + [f"ndcg@{k}" for k in LME_KS]
+    out = [f"\nLongMemEval_S, session level ({result['questions']} questions)\n",
+           "| mode | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for m in modes:
+        row = result["metrics"][m]
+        out.append(f"| {m} | " + " | ".join(f"{row[n]:.3f}" for n in names) + " |")
+    return "\n".join(out)
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, raw = pair.partition("=")
+        default = getattr(Settings(), name)
+        values[name] = type(default)(raw)
+    return values
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings(**parse_overrides(args.set))
+    modes = [m for m in MODES if m in args.modes.split(",")]
+    embedder = CachedEmbedder(default_embedder(settings.embedding_threads), args.embedding_cache)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or str(Path(tmp) / "retrieval.db")
+        memory = TrueMem(url, embedder=embedder, settings=settings)
+        db = Database(resolve_url(url))
+        try:
+            await memory.alist_memories("nobody")  # opens the store: migrations, embedder check
+            bench = Bench(memory, db, embedder)
+            result: dict[str, Any] = {
+                "database": db.dialect, "embedder": embedder.model_name,
+                "settings": {name: getattr(settings, name) for name in (
+                    "rrf_k", "rrf_depth", "weight_vector", "weight_keyword", "weight_trigram",
+                    "trigram_threshold")},
+            }
+            began = time.perf_counter()
+            if args.only in (None, "locomo"):
+                data = json.loads((args.data / "locomo_dev.json").read_text())
+                result["locomo"] = await run_locomo(bench, data, modes,
+                                                    TiktokenCounter(settings.token_encoding))
+                print(locomo_tables(result["locomo"], modes), flush=True)
+            if args.only in (None, "longmemeval"):
+                with gzip.open(args.data / "longmemeval_s_dev.json.gz", "rt") as handle:
+                    data = json.load(handle)
+                result["longmemeval"] = await run_longmemeval(bench, data, modes)
+                print(lme_table(result["longmemeval"], modes), flush=True)
+            result["seconds"] = round(time.perf_counter() - began, 1)
+        finally:
+            await db.close()
+            await memory.aclose()
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"directory of the data files (default: {DEFAULT_DATA})")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"comma-separated, among {', '.join(MODES)}")
+    parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a Settings field, e.g. --set weight_keyword=1.5")
+    parser.add_argument("--embedding-cache", type=Path, metavar="NPZ",
+                        help="reuse embeddings across runs (created if missing)")
+    args = parser.parse_args(argv)
+    for name in ("locomo_dev.json", "longmemeval_s_dev.json.gz"):
+        if not (args.data / name).exists():
+            parser.error(f"{args.data / name} not found: pass --data DIR (see the data README)")
+    result = asyncio.run(run(args))
+    progress(f"done in {result['seconds']} s")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Search over one user's memories: run the channels the mode asks for, then fuse.
+
+``mode="hybrid"`` (the default):
+
+1. vector, keyword and trigram each rank the user's memories; the top
+   ``rrf_depth`` of each enter Reciprocal Rank Fusion (channels of weight 0
+   are not run);
+2. context: the memories recorded just before and after the ``context_seeds``
+   best fused hits (``context_span`` on each side, within
+   ``context_window_s``) form a fourth ranked list, and the fusion runs again;
+   a memory reached this way never climbs above the hit that brought it.
+   Memories are recorded from conversations, so what was said next to a
+   matching memory is often the answer itself ("We had the ceremony last
+   week" next to "We found a lovely greenhouse venue"). It is the window
+   expansion RAG systems apply to document chunks, in time instead of text;
+3. if fewer than ``k`` memories came out, the rest of ``k`` is filled in
+   vector order. The vector channel ranks every memory, so a user with fewer
+   than ``k`` memories gets all of them, and a longer ``k`` never reorders the
+   head of a shorter one.
+
+A single-channel mode returns that channel's top ``k`` with its own scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from sqlalchemy import and_, literal, or_, select, union_all
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .backends import Backend, scope
+from .embeddings import Vector
+from .retrieval import Fused, Mode, Ranking, SearchFilters, bound_context, fuse, single
+from .schema import memories
+from .settings import Settings
+from .textsearch import keyword_terms, significant_terms
+
+LEXICAL = ("keyword", "trigram")
+
+
+def channels_for(mode: Mode, settings: Settings) -> list[str]:
+    """The ranking channels a search in ``mode`` runs (hybrid skips those weighted 0)."""
+    if mode != "hybrid":
+        return [mode]
+    weights = settings.channel_weights
+    return ["vector", *(name for name in LEXICAL if weights[name] > 0)]
+
+
+async def run(
+    conn: AsyncConnection,
+    backend: Backend,
+    user_id: str,
+    query: str,
+    vector: Vector | None,
+    *,
+    k: int,
+    mode: Mode,
+    filters: SearchFilters,
+    settings: Settings,
+) -> list[Fused]:
+    hybrid = mode == "hybrid"
+    depth = settings.rrf_depth if hybrid else k
+    rankings: dict[str, Ranking] = {}
+    for channel in channels_for(mode, settings):
+        if channel == "vector":
+            if vector is None:
+                raise ValueError("the vector channel needs the query's embedding")
+            rankings[channel] = await backend.nearest(
+                conn, user_id, vector, max(k, depth), filters=filters)
+        elif channel == "keyword":
+            rankings[channel] = await backend.keyword(
+                conn, user_id, keyword_terms(query), depth, filters=filters)
+        else:
+            rankings[channel] = await backend.trigram(
+                conn, user_id, significant_terms(query), depth, filters=filters,
+                threshold=settings.trigram_threshold)
+    if not hybrid:
+        return single(mode, rankings[mode], limit=k)
+    fill = rankings["vector"]
+    rankings["vector"] = fill[:depth]
+    weights = settings.channel_weights
+    everything = sum(len(hits) for hits in rankings.values())
+    fused = fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything)
+    if weights["context"] > 0 and settings.context_seeds and settings.context_span:
+        neighbours = await context(conn, user_id, fused[: settings.context_seeds], filters,
+                                   settings)
+        if neighbours:
+            direct = {hit.id: hit.score for hit in fused}
+            rankings["context"] = neighbours
+            fused = bound_context(
+                fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything + len(
+                    neighbours)),
+                direct=direct, seeds=dict(neighbours))
+    return _fill(fused[:k], fill, k=k, rrf_k=settings.rrf_k, weight=weights["vector"])
+
+
+async def context(
+    conn: AsyncConnection,
+    user_id: str,
+    seeds: Sequence[Fused],
+    filters: SearchFilters,
+    settings: Settings,
+) -> Ranking:
+    """The seeds' neighbours in time, scored by their seed's fused score (best seed wins)."""
+    if not seeds:
+        return []
+    where = scope(user_id, filters)
+    rows = await conn.execute(
+        select(memories.c.id, memories.c.created_at)
+        .where(memories.c.user_id == user_id, memories.c.id.in_([s.id for s in seeds])))
+    when = {row.id: row.created_at for row in rows}
+    window = timedelta(seconds=settings.context_window_s)
+    created, memory_id = memories.c.created_at, memories.c.id
+    sides = []
+    for seed in seeds:
+        at = when.get(seed.id)
+        if at is None:
+            continue
+        before = or_(created < at, and_(created == at, memory_id < seed.id))
+        after = or_(created > at, and_(created == at, memory_id > seed.id))
+        for side, near, order in (
+            (before, created >= at - window, (created.desc(), memory_id.desc())),
+            (after, created <= at + window, (created.asc(), memory_id.asc())),
+        ):
+            sides.append(
+                select(memory_id.label("id"), literal(seed.id).label("seed"))
+                .where(*where, side, near)
+                .order_by(*order)
+                .limit(settings.context_span)
+                .subquery().select())
+    if not sides:
+        return []
+    score = {s.id: s.score for s in seeds}
+    best: dict[str, float] = {}
+    for row in await conn.execute(union_all(*sides)):
+        best[row.id] = max(best.get(row.id, 0.0), score[row.seed])
+    return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _fill(fused: list[Fused], ranked: Ranking, *, k: int, rrf_k: int, weight: float) -> list[Fused]:
+    """Top up to ``k`` hits in vector order, scored as that channel alone would score them."""
+    if len(fused) >= k:
+        return fused
+    seen = {hit.id for hit in fused}
+    for rank, (memory_id, score) in enumerate(ranked, start=1):
+        if len(fused) >= k:
+            break
+        if memory_id not in seen:
+            fused.append(Fused(memory_id, weight / (rrf_k + rank), {"vector": rank},
+                               {"vector": score}))
+    return fused
