@@ -334,3 +334,15 @@ def test_retrieval_is_counted(memory: TrueMem) -> None:
 
     retrievals, accessed = memory._loop.run(counts())
     assert retrievals == 1 and accessed is not None
+
+
+def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
+    dog = memory.add_memory("ana", "Has a golden retriever named Max", importance=2)
+    memory.add_memory("ana", "Walks the dog every morning", importance=2)
+    before = memory.search("ana", "my dog Max", k=2, mode="vector")
+    assert before[0].memory.id == dog.id
+    memory.feedback("ana", dog.id, "wrong")
+    assert memory.maintain("ana") == {dog.id: "ephemeral"}
+    after = memory.search("ana", "my dog Max", k=2, mode="vector")
+    assert [h.memory.id for h in after][-1] == dog.id  # still found, ranked lower
+    assert after[-1].score < before[0].score

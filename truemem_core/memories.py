@@ -23,7 +23,7 @@ from .classify import classify_kind
 from .contradiction import supersessions
 from .embeddings import Embedder, Vector, normalize
 from .errors import InvalidInputError, NotFoundError
-from .importance import FEEDBACK, dynamic_score, is_protected, next_state
+from .importance import FEEDBACK, dynamic_score, is_protected, next_state, search_penalty
 from .lifecycle import PruneCandidate, merge, select_for_pruning
 from .models import Kind, Memory, MemoryEvent, ScoredMemory, Source
 from .schema import admission_rejections, memories, memory_events, utcnow
@@ -546,7 +546,7 @@ class MemoryService:
         )
         if vector is None and "vector" in search.channels_for(mode, self.settings):
             vector = (await self.embed([text]))[0]
-        async with self.db.transaction() as conn:
+        async with self.db.transaction(readonly=True) as conn:
             hits = await search.run(conn, self.db.backend, user, text, vector, k=k, mode=mode,
                                     filters=filters, settings=self.settings)
             if not hits:
@@ -557,9 +557,13 @@ class MemoryService:
                 )
             )
             found = {row.id: _memory(row) for row in rows}
-        return [
-            ScoredMemory(found[h.id], h.score, h.scores, h.ranks) for h in hits if h.id in found
+        # Ephemeral (and archived, when asked for) memories are down-ranked, not hidden.
+        scored = [
+            ScoredMemory(found[h.id], h.score * search_penalty(found[h.id].state), h.scores,
+                         h.ranks)
+            for h in hits if h.id in found
         ]
+        return sorted(scored, key=lambda hit: -hit.score)
 
     async def reembed(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
