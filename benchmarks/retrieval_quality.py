@@ -17,7 +17,8 @@ session in the top k) and NDCG@5/@10, skipping abstention questions (``_abs``)
 and those whose evidence is only in assistant turns, as the reference does.
 
 Channels compared side by side: ``vector``, ``keyword`` (full text), ``trigram``,
-``hybrid`` (TrueMem's default search), plus a BM25 baseline (rank-bm25 over
+``hybrid`` (TrueMem's default search), ``hybrid-no-context`` (the same without
+the context channel, an ablation), plus a BM25 baseline (rank-bm25 over
 lower-cased word tokens). All of them run through the public ``TrueMem.asearch``
 on a real store (SQLite by default, or ``--database-url``), with the default
 local embedder. Rows are bulk-inserted (batched embeddings, one ``executemany`` per
@@ -57,7 +58,8 @@ from truemem_core.tokens import TiktokenCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-MODES = ("vector", "keyword", "trigram", "hybrid", "bm25")
+MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-context", "bm25")
+ABLATION = "hybrid-no-context"  # hybrid with weight_context=0
 LOCOMO_KS = (5, 10, 25, 50)
 LME_KS = (5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -124,6 +126,7 @@ class Bench:
     """The store under test: ``TrueMem`` searches it, ``db`` bulk-loads it."""
 
     memory: TrueMem
+    plain: TrueMem  # the same store, searched with weight_context=0
     db: Database
     embedder: CachedEmbedder
 
@@ -171,7 +174,8 @@ async def retrieve(
     if mode == "bm25":
         ids = bm25(question, k)
     else:
-        hits = await bench.memory.asearch(space.user, question, k=k, mode=mode)  # type: ignore[arg-type]
+        store, mode = (bench.plain, "hybrid") if mode == ABLATION else (bench.memory, mode)
+        hits = await store.asearch(space.user, question, k=k, mode=mode)  # type: ignore[arg-type]
         ids = [hit.memory.id for hit in hits]
     return [space.unit[i] for i in ids]
 
@@ -376,14 +380,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or str(Path(tmp) / "retrieval.db")
         memory = TrueMem(url, embedder=embedder, settings=settings)
+        plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_context=0.0))
         db = Database(resolve_url(url))
         try:
             await memory.alist_memories("nobody")  # opens the store: migrations, embedder check
-            bench = Bench(memory, db, embedder)
+            await plain.alist_memories("nobody")
+            bench = Bench(memory, plain, db, embedder)
             result: dict[str, Any] = {
                 "database": db.dialect, "embedder": embedder.model_name,
                 "settings": {name: getattr(settings, name) for name in (
                     "rrf_k", "rrf_depth", "weight_vector", "weight_keyword", "weight_trigram",
+                    "weight_context", "context_seeds", "context_span", "context_window_s",
                     "trigram_threshold")},
             }
             began = time.perf_counter()
@@ -401,6 +408,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await db.close()
             await memory.aclose()
+            await plain.aclose()
     return result
 
 

@@ -33,7 +33,7 @@ from truemem_core.retrieval import (
 )
 from truemem_core.schema import EmbeddingType, UTCDateTime
 from truemem_core.store import MIGRATIONS, resolve_url
-from truemem_core.textsearch import significant_terms, trigrams, word_similarity
+from truemem_core.textsearch import fragments, significant_terms, word_similarity
 
 # -- pure functions ----------------------------------------------------------------------
 
@@ -105,7 +105,9 @@ def test_significant_terms() -> None:
 
 
 def test_trigram_helpers_match_pg_trgm() -> None:
-    assert "joh" in trigrams("jonh")  # bridges a transposition
+    assert "joh" in fragments("jonh")  # bridges a transposition
+    assert "isb" in fragments("lisbn") and "bot" in fragments("cetrbot")
+    assert "alé" in fragments("Alérgica")
     # values from PostgreSQL's pg_trgm (word_similarity('word', 'two words') is 0.8)
     assert word_similarity("word", "two words") == pytest.approx(0.8)
     assert word_similarity("jonh", "Her brother John is a pilot") == pytest.approx(0.4)
@@ -158,6 +160,7 @@ def texts(hits: list[ScoredMemory]) -> list[str]:
         ("trigram", "Lisbn", NOTES[2][0]),
         ("trigram", "Jonh", NOTES[1][0]),
         ("trigram", "certbot renewal", NOTES[0][0]),
+        ("trigram", "cetrbot", NOTES[0][0]),  # a transposition in a longer word
         ("trigram", "postgres", NOTES[8][0]),
         ("vector", "What is my dog called?", NOTES[4][0]),
         ("vector", "Which city do I live in?", NOTES[2][0]),

@@ -49,13 +49,13 @@ class Settings:
     """Reciprocal Rank Fusion constant: rank ``r`` in a channel adds ``weight / (rrf_k + r)``."""
     rrf_depth: int = 10
     """Top hits of each channel that enter the fusion (the rest of k is filled by vector rank)."""
-    weight_vector: float = 1.0
+    weight_vector: float = 1.5
     """RRF weight of the vector (embedding similarity) channel."""
     weight_keyword: float = 1.0
     """RRF weight of the full-text keyword channel."""
     weight_trigram: float = 1.0
     """RRF weight of the trigram (fuzzy) channel."""
-    weight_context: float = 1.0
+    weight_context: float = 1.5
     """RRF weight of the context channel: memories recorded right before/after the top hits."""
     context_seeds: int = 3
     """Top fused hits whose neighbours in time form the context channel."""

@@ -16,6 +16,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _ALNUM = re.compile(r"[^\W_]+")
@@ -100,24 +101,26 @@ def fts5_or_query(terms: Iterable[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in _unique(terms))
 
 
-def trigrams(term: str) -> list[str]:
-    """The term's character trigrams, plus those bridging one deleted character.
+def fragments(term: str) -> list[str]:
+    """The 3-letter substrings that find the term's fuzzy matches in a trigram index.
 
-    The bridges make a transposition or a dropped letter still share a trigram
-    with the right word: "jonh" yields "joh" (delete "n"), found in "john".
+    The term's own, plus those bridging one deleted letter, so that a
+    transposition or a dropped letter still shares a piece with the right
+    word: "jonh" yields "joh" (delete "n"), found in "john".
     """
-    term = fold(term)
-    grams = [term[i : i + 3] for i in range(len(term) - 2)]
-    if len(term) >= 4:
+    term = term.casefold()  # the trigram tokenizer ignores case, not accents
+    pieces = [term[i : i + 3] for i in range(len(term) - 2)]
+    if len(term) > 3:
         for i in range(len(term)):
             shorter = term[:i] + term[i + 1 :]
-            grams.extend(shorter[j : j + 3] for j in range(max(0, i - 2), min(i, len(shorter) - 2)))
-    return _unique(grams)
+            bridging = range(max(0, i - 2), min(i, len(shorter) - 2))
+            pieces.extend(shorter[j : j + 3] for j in bridging)
+    return _unique(pieces)
 
 
 def trigram_query(terms: Sequence[str]) -> str:
     """An FTS5 MATCH expression for the ``trigram`` tokenizer ('' if no term has 3 letters)."""
-    return fts5_or_query(g for t in terms for g in trigrams(t))
+    return fts5_or_query(g for t in terms for g in fragments(t))
 
 
 def padded_trigrams(text: str) -> list[str]:
@@ -149,17 +152,17 @@ class TrigramMatcher:
 
     Shortcuts that keep it exact: a term present as a whole word scores 1; a
     term too few of whose trigrams occur in the text at all cannot reach
-    ``at_least`` and scores 0 without the full computation.
+    ``at_least`` and scores 0 without the full computation. A text's trigrams
+    and a (term, text) similarity are memoised: a user's memories change
+    rarely and are searched again and again.
     """
 
     def __init__(self, terms: Sequence[str]) -> None:
         self.terms = [t.casefold() for t in terms]
-        self.wanted = [set(padded_trigrams(t)) for t in terms]
+        self.wanted = [frozenset(padded_trigrams(t)) for t in self.terms]
 
     def scores(self, text: str, at_least: float = 0.0) -> list[float]:
-        sequence = padded_trigrams(text)
-        present = set(sequence)
-        words = set(_ALNUM.findall(text.casefold()))
+        _, present, words = _text_trigrams(text)
         scores = []
         for term, wanted in zip(self.terms, self.wanted, strict=True):
             if term in words:
@@ -167,11 +170,20 @@ class TrigramMatcher:
             elif not wanted or len(wanted & present) < max(at_least * len(wanted), 1e-9):
                 scores.append(0.0)
             else:
-                scores.append(_best_run(wanted, sequence))
+                scores.append(_similarity(term, text))
         return scores
 
 
-def _best_run(wanted: set[str], sequence: Sequence[str]) -> float:
+@lru_cache(maxsize=2048)
+def _text_trigrams(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    sequence = tuple(padded_trigrams(text))
+    return sequence, frozenset(sequence), frozenset(_ALNUM.findall(text.casefold()))
+
+
+@lru_cache(maxsize=65536)
+def _similarity(term: str, text: str) -> float:
+    wanted = frozenset(padded_trigrams(term))
+    sequence = _text_trigrams(text)[0]
     # Only runs that start and end on a wanted trigram can be best.
     hits = [i for i, gram in enumerate(sequence) if gram in wanted]
     best = 0.0

@@ -6,7 +6,9 @@ keyed by ``memories_fts_ids``. The indexes only find which memory matches
 which query term; scoring is shared with PostgreSQL (``retrieval``): BM25 with
 this user's statistics for keywords (FTS5's own ``bm25()`` would use every
 user's), and pg_trgm's ``word_similarity`` per term (``textsearch``), weighted
-by IDF, for trigrams.
+by IDF, for trigrams. The trigram index proposes candidates by shared
+fragments; the best ``max(200, 10 k)`` of them by FTS5's overlap rank are
+scored exactly in Python (PostgreSQL scores every ``<%`` match).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from . import _AVG_LENGTH, _LENGTH, scope
 _IDS = table("memories_fts_ids", column("rowid"), column("memory_id"))
 _FTS = table("memories_fts", column("rowid"))
 _TRGM = table("memories_trgm", column("rowid"))
+# Trigram candidates scored exactly, in order of FTS5's own fragment-overlap rank.
+_CANDIDATES = 200
 
 
 class SQLiteBackend:
@@ -125,12 +129,16 @@ class SQLiteBackend:
             return []
         where = scope(user_id, filters)
         documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
-        matched = _materialized(select(_TRGM.c.rowid).where(_matches(_TRGM, terms)))
+        overlap: ColumnElement[float] = literal_column("bm25(memories_trgm)")
+        matched = _materialized(
+            select(_TRGM.c.rowid, overlap.label("overlap")).where(_matches(_TRGM, terms)))
         candidates = await conn.execute(
             select(memories.c.id, memories.c.text)
             .select_from(matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
                          .join(memories, memories.c.id == _IDS.c.memory_id))
             .where(*where)
+            .order_by(matched.c.overlap)
+            .limit(max(_CANDIDATES, 10 * k))
         )
         matcher = TrigramMatcher(terms)
         hits = [
