@@ -47,8 +47,9 @@ def test_doc_blocks_run(path: Path, tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, (
         f"{path.relative_to(ROOT)} failed\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}")
-    if skipped:
-        pytest.skip("; ".join(f"{b.origin}: {b.skip_reason}" for b in skipped))
+    # A block marked no-test is not run, and must not pass silently.
+    assert not skipped, "untested doc blocks: " + "; ".join(
+        f"{b.origin}: {b.skip_reason}" for b in skipped)
 
 
 @pytest.mark.parametrize("name", ["langchain", "llama_index"])
