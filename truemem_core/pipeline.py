@@ -103,7 +103,7 @@ class Pipeline:
         async def recall_turns(vector: Vector) -> list[RecalledTurn]:
             async with self.db.transaction(readonly=True) as conn:
                 return await recall(
-                    conn, user, session, vector, k=self.settings.recall_k,
+                    conn, self.db.backend, user, session, vector, k=self.settings.recall_k,
                     token_budget=self.settings.recall_token_budget,
                     min_score=self.settings.recall_min_score)
 

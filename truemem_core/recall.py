@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from .backends import Backend
 from .embeddings import Vector
-from .schema import EmbeddingType, messages
+from .schema import messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,33 +40,9 @@ class RecalledTurn:
 _COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
             messages.c.created_at, messages.c.tokens)
 
-_PG_NEAREST = """
-SELECT id, 1 - (embedding <=> :query) AS score FROM messages
-WHERE user_id = :user_id AND session_id <> :session_id AND embedding IS NOT NULL
-ORDER BY embedding <=> :query LIMIT :k
-"""
-
-
-async def nearest_turns(
-    conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
-) -> list[tuple[int, float]]:
-    """The user's ``k`` past turns (other sessions) closest to ``query``."""
-    if conn.dialect.name == "postgresql":
-        stmt = text(_PG_NEAREST).bindparams(bindparam("query", type_=EmbeddingType()))
-        rows = await conn.execute(
-            stmt, {"query": query, "user_id": user_id, "session_id": session_id, "k": k})
-        return [(row.id, float(row.score)) for row in rows]
-    found = (await conn.execute(select(messages.c.id, messages.c.embedding).where(
-        messages.c.user_id == user_id, messages.c.session_id != session_id,
-        messages.c.embedding.is_not(None)))).all()
-    if not found:
-        return []
-    scores = np.stack([row.embedding for row in found]) @ np.asarray(query, dtype=np.float32)
-    return [(found[i].id, float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
-
-
 async def recall(
     conn: AsyncConnection,
+    backend: Backend,
     user_id: str,
     session_id: str,
     query: Vector,
@@ -76,7 +52,7 @@ async def recall(
     min_score: float,
 ) -> list[RecalledTurn]:
     """Best past turns above ``min_score``, best first, within ``token_budget`` tokens."""
-    hits = [(i, s) for i, s in await nearest_turns(conn, user_id, session_id, query, k)
+    hits = [(i, s) for i, s in await backend.nearest_turns(conn, user_id, session_id, query, k)
             if s >= min_score]
     if not hits:
         return []

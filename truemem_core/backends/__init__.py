@@ -43,6 +43,11 @@ class Backend(Protocol):
         ``filters``, when given, replaces ``include_archived``.
         """
 
+    async def nearest_turns(
+        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
+    ) -> list[tuple[int, float]]:
+        """The user's ``k`` past messages (other sessions) closest to ``query``: (id, cosine)."""
+
     async def keyword(
         self,
         conn: AsyncConnection,

@@ -51,6 +51,13 @@ def _tsquery(term: str) -> ColumnElement[Any]:
     return query
 
 
+_NEAREST_TURNS = """
+SELECT id, 1 - (embedding <=> :query) AS score FROM messages
+WHERE user_id = :user_id AND session_id <> :session_id AND embedding IS NOT NULL
+ORDER BY embedding <=> :query LIMIT :k
+"""
+
+
 class PostgresBackend:
     def configure(self, engine: AsyncEngine) -> None:
         return None
@@ -60,6 +67,14 @@ class PostgresBackend:
             text("SELECT pg_advisory_xact_lock(hashtextextended(:user_id, 0))"),
             {"user_id": user_id},
         )
+
+    async def nearest_turns(
+        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
+    ) -> list[tuple[int, float]]:
+        stmt = text(_NEAREST_TURNS).bindparams(bindparam("query", type_=EmbeddingType()))
+        rows = await conn.execute(
+            stmt, {"query": query, "user_id": user_id, "session_id": session_id, "k": k})
+        return [(row.id, float(row.score)) for row in rows]
 
     async def nearest(
         self,

@@ -37,7 +37,7 @@ from sqlalchemy.sql import column
 
 from ..embeddings import Vector
 from ..retrieval import SearchFilters, bm25_rank, idf_rank
-from ..schema import memories
+from ..schema import memories, messages
 from ..textsearch import TrigramMatcher, fts5_or_query, trigram_query
 from . import _AVG_LENGTH, _LENGTH, scope
 
@@ -82,13 +82,15 @@ class SQLiteBackend:
         stmt = select(memories.c.id, memories.c.embedding).where(
             *scope(user_id, filters, include_archived=include_archived)
         )
-        rows = (await conn.execute(stmt)).all()
-        if not rows:
-            return []
-        matrix = np.stack([row.embedding for row in rows])
-        scores = matrix @ np.asarray(query, dtype=np.float32)
-        top = np.argsort(-scores, kind="stable")[:k]
-        return [(rows[i].id, float(scores[i])) for i in top]
+        return _top_k((await conn.execute(stmt)).all(), query, k)
+
+    async def nearest_turns(
+        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
+    ) -> list[tuple[int, float]]:
+        stmt = select(messages.c.id, messages.c.embedding).where(
+            messages.c.user_id == user_id, messages.c.session_id != session_id,
+            messages.c.embedding.is_not(None))
+        return _top_k((await conn.execute(stmt)).all(), query, k)
 
     async def keyword(
         self,
@@ -159,3 +161,11 @@ def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:
     """The index lookup first: joined directly, SQLite would drive from the user's
     rows and re-run the MATCH once per row."""
     return query.cte("matched").prefix_with("MATERIALIZED")
+
+
+def _top_k(rows: Sequence[Any], query: Vector, k: int) -> list[tuple[Any, float]]:
+    """Exact cosine top-k over (id, normalised embedding) rows, best first."""
+    if not rows:
+        return []
+    scores = np.stack([row.embedding for row in rows]) @ np.asarray(query, dtype=np.float32)
+    return [(rows[i].id, float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
