@@ -78,6 +78,24 @@ class _Candidate:
     source: Source
     source_message_id: int | None
     vector: Vector
+    supersedes: tuple[str, ...] = ()  # ids an LLM judged this fact to replace, unchecked
+
+
+def _closes(new: _Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+    """The current facts ``new`` supersedes, each with why, and whether one was spared.
+
+    Rules and the LLM's judgement add up; only ids in ``current`` (this user's
+    live, valid facts) count, so a stale or foreign id from the LLM does nothing.
+    """
+    found = supersessions(new.text, [(i, row.text) for i, row in current.items()])
+    reasons = {s.id: s.explain() for s in found}
+    for memory_id in new.supersedes:
+        if memory_id in current:
+            reasons.setdefault(memory_id, f"judged by the LLM: {new.text}")
+    # an extracted fact never overrides what the user asked us to remember
+    closed = {i: why for i, why in reasons.items()
+              if not (new.source == "extracted" and current[i].source == "explicit")}
+    return closed, len(closed) < len(reasons)
 
 
 def _event_row(**values: Any) -> dict[str, Any]:
@@ -160,14 +178,20 @@ class MemoryService:
         kind: str | None,
         source_message_id: int | None,
         conn: AsyncConnection,
+        supersedes: Sequence[str] = (),
     ) -> Memory | None:
         """Like ``add`` for an extracted fact, behind admission control.
 
         A candidate scoring below ``Settings.admission_threshold`` is not stored;
         the rejection is recorded in ``admission_rejections`` with its factors.
+        ``supersedes``: ids an LLM judged it to replace, on top of the rules';
+        those that are not this user's current facts are ignored.
         """
+        if isinstance(supersedes, str) or not all(isinstance(i, str) for i in supersedes):
+            raise InvalidInputError("supersedes must be a sequence of memory ids (str)")
         return await self._store(user_id, text, importance, kind, "extracted",
-                                 source_message_id, conn, admit=True)
+                                 source_message_id, conn, admit=True,
+                                 supersedes=tuple(supersedes))
 
     async def _store(
         self,
@@ -180,6 +204,7 @@ class MemoryService:
         conn: AsyncConnection | None,
         *,
         admit: bool,
+        supersedes: tuple[str, ...] = (),
     ) -> Memory | None:
         user = self.user(user_id)
         fact = check_text(text, "text", self.settings.max_text_chars)
@@ -192,6 +217,7 @@ class MemoryService:
             source=check_source(source),
             source_message_id=source_message_id,
             vector=(await self.embed([fact]))[0],
+            supersedes=supersedes,
         )
         if conn is not None:
             return await self._add(conn, candidate, admit=admit)
@@ -208,16 +234,14 @@ class MemoryService:
         if nearest and nearest[0][1] >= self.settings.dedup_threshold:
             return await self._merge(conn, user, nearest[0][0], new.text, new.vector,
                                      new.importance, new.source, new.source_message_id)
-        current = await self._current(conn, user, [i for i, _ in nearest])
-        found = supersessions(new.text, [(i, row.text) for i, row in current.items()])
-        # an extracted fact never overrides what the user asked us to remember
-        superseded = [s for s in found
-                      if not (new.source == "extracted" and current[s.id].source == "explicit")]
+        current = await self._current(
+            conn, user, list(dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])))
+        superseded, spared = _closes(new, current)
         if admit:
             admission = score_candidate(
                 new.text, source=new.source,
                 max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
-                contradicts_stored=len(superseded) < len(found),
+                contradicts_stored=spared,
                 supersedes_stored=bool(superseded),
                 threshold=self.settings.admission_threshold)
             if not admission.admitted:
@@ -248,14 +272,13 @@ class MemoryService:
         if superseded:
             await conn.execute(
                 memories.update()
-                .where(memories.c.user_id == user,
-                       memories.c.id.in_([s.id for s in superseded]))
+                .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
                 .values(valid_to=now, invalidated_at=now, superseded_by=memory_id,
                         state="archived", updated_at=now))
-            events += [{"memory_id": s.id, "action": "superseded",
-                        "reason": f"{s.explain()} (by {memory_id})",
-                        "old_text": current[s.id].text, "new_text": current[s.id].text}
-                       for s in superseded]
+            events += [{"memory_id": i, "action": "superseded",
+                        "reason": f"{why} (by {memory_id})",
+                        "old_text": current[i].text, "new_text": current[i].text}
+                       for i, why in superseded.items()]
         await self._log(conn, user, events)
         await self._prune(conn, user)
         return _memory(await self._row(conn, user, memory_id))
@@ -271,6 +294,19 @@ class MemoryService:
                 memories.c.user_id == user, memories.c.id.in_(list(ids)),
                 memories.c.state != "archived", memories.c.valid_to.is_(None)))
         return {row.id: row for row in rows}
+
+    async def nearest_current(
+        self, user_id: Any, vector: Vector, k: int
+    ) -> list[tuple[str, str]]:
+        """The user's ``k`` current memories nearest ``vector``: (id, text), nearest first.
+
+        Read-only, outside any write transaction: the caller may then wait on an LLM.
+        """
+        user = self.user(user_id)
+        async with self.db.transaction(readonly=True) as conn:
+            nearest = await self.db.backend.nearest(conn, user, vector, k)
+            current = await self._current(conn, user, [i for i, _ in nearest])
+        return [(i, current[i].text) for i, _ in nearest if i in current]
 
     async def _reject(self, conn: AsyncConnection, new: _Candidate, admission: Any) -> None:
         log.info("admission rejected %r: %s", new.text, admission.explain())

@@ -24,6 +24,7 @@ from .extraction import (
     detect_explicit,
     extract_facts,
     extract_with_llm,
+    known_handle,
     summarize_extractive,
     summarize_with_llm,
 )
@@ -38,6 +39,8 @@ from .validation import check_id, check_text
 
 log = logging.getLogger("truemem.pipeline")
 T = TypeVar("T")
+
+_KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,9 +265,14 @@ class Pipeline:
         if said is None:  # the session was cleared meanwhile
             await self._finish(job.key)
             return
-        facts = await self._facts(said.content, answered.content if answered else "")
         turns = [said, *([answered] if answered else [])]
         vectors = await self.memories.embed([turn.content for turn in turns])
+        # Read before the write transaction: the LLM call must not hold the user's lock.
+        known = ([] if self.llm is None else
+                 await self.memories.nearest_current(user, vectors[0], _KNOWN_FACTS))
+        facts = await self._facts(said.content, answered.content if answered else "",
+                                  [text for _, text in known])
+        ids = {known_handle(n): memory_id for n, (memory_id, _) in enumerate(known)}
         async with self.db.transaction() as conn:
             if not await self._finish(job.key, conn):
                 return  # a concurrent delivery got there first; its transaction wins
@@ -277,11 +285,14 @@ class Pipeline:
                     else:
                         await self.memories.add_candidate(
                             user, fact.text, importance=min(fact.importance, 4),
-                            kind=fact.kind, source_message_id=said.id, conn=conn)
+                            kind=fact.kind, source_message_id=said.id, conn=conn,
+                            supersedes=[ids[h] for h in fact.replaces if h in ids])
                 except InvalidInputError as exc:
                     log.warning("dropped an extracted fact %r: %s", fact.text, exc)
 
-    async def _facts(self, said: str, answered: str) -> list[tuple[CandidateFact, Source]]:
+    async def _facts(
+        self, said: str, answered: str, known: Sequence[str]
+    ) -> list[tuple[CandidateFact, Source]]:
         # Explicit requests are stored on the request path by get_context; seen
         # again here (dedup folds them) so that callers who only record keep them too.
         found: list[tuple[CandidateFact, Source]] = [
@@ -289,7 +300,7 @@ class Pipeline:
         if self.llm is None:
             extracted = extract_facts(said)
         else:
-            extracted = await extract_with_llm(self.llm, said, answered)
+            extracted = await extract_with_llm(self.llm, said, answered, known)
         return found + [(fact, "extracted") for fact in extracted]
 
     async def _summarize(self, job: Any) -> None:

@@ -17,6 +17,7 @@ from truemem_core.extraction import (
     ExtractionParseError,
     build_extraction_messages,
     extract_with_llm,
+    known_handle,
     parse_facts,
     summarize_with_llm,
 )
@@ -126,6 +127,38 @@ def test_bad_items_are_dropped_and_duplicates_merged() -> None:
 
 
 @pytest.mark.parametrize(
+    ("replaces", "expected"),
+    [
+        (["m2"], ("m2",)),
+        ([" M2 ", "m1", "m2"], ("m2", "m1")),
+        ([], ()),
+        (None, ()),
+        ("m2", ()),  # not a list
+        ({"m2": True}, ()),
+        (2, ()),
+        ([2, None, "", ["m1"], {"id": "m1"}, "m3"], ("m3",)),
+        (["not a handle at all", "42"], ("not a handle at all", "42")),  # the caller filters
+    ],
+)
+def test_replaces_is_read_leniently(replaces: object, expected: tuple[str, ...]) -> None:
+    raw = json.dumps({"facts": [{"text": "Works at Globex", "replaces": replaces}]})
+    assert parse_facts(raw) == [CandidateFact("Works at Globex", 3, "semantic", expected)]
+
+
+def test_replaces_defaults_to_nothing_and_merges_over_duplicates() -> None:
+    assert parse_facts(VALID)[0].replaces == ()
+    raw = """{"facts": [
+        {"text": "Works at Globex", "importance": 4, "replaces": ["m1"]},
+        {"text": "works at globex", "importance": 2, "replaces": ["m3", "m1"]},
+        "Likes tea"
+    ]}"""
+    assert parse_facts(raw) == [
+        CandidateFact("Works at Globex", 4, "semantic", ("m1", "m3")),
+        CandidateFact("Likes tea", 3, "semantic"),
+    ]
+
+
+@pytest.mark.parametrize(
     "raw",
     [
         "",
@@ -148,12 +181,20 @@ def test_parse_error_is_a_value_error() -> None:
 
 # ------------------------------------------------------------------ prompts
 def test_extraction_messages_carry_the_exchange_and_known_facts() -> None:
-    messages = build_extraction_messages("I'm vegan", "Noted!", ["Lives in Berlin"])
+    known = ["Lives in Berlin", "Works\nat  Acme"]
+    messages = build_extraction_messages("I'm vegan", "Noted!", known)
     assert messages[0] == {"role": "system", "content": EXTRACTION_PROMPT}
     assert messages[1]["role"] == "user"
-    for part in ("I'm vegan", "Noted!", "- Lives in Berlin"):
+    for part in ("I'm vegan", "Noted!", "- m1: Lives in Berlin", "- m2: Works at Acme"):
         assert part in messages[1]["content"]
+    assert [known_handle(n) for n in range(3)] == ["m1", "m2", "m3"]
     assert "(none)" in build_extraction_messages("a", "b")[1]["content"]
+
+
+def test_the_extraction_prompt_explains_kinds_and_replacements() -> None:
+    for part in ('"replaces": []', "episodic", "an error and its cause", "semantic",
+                 "refinement", "addition", "handles"):
+        assert part in EXTRACTION_PROMPT
 
 
 def test_the_extraction_prompt_asks_for_json_only() -> None:
@@ -217,6 +258,13 @@ async def test_empty_answer_is_retried_without_an_empty_assistant_turn(
         assert await extract_with_llm(llm, "hello", "Hi!") == []
     assert [m["role"] for m in llm.calls[1]] == ["system", "user", "user"]
     assert caplog.records[0].levelno == logging.WARNING
+
+
+async def test_known_facts_reach_the_prompt() -> None:
+    llm = ScriptedLLM('{"facts": [{"text": "Lives in Berlin", "replaces": ["m1"]}]}')
+    facts = await extract_with_llm(llm, "I moved to Berlin", "Nice!", ["Lives in Madrid"])
+    assert facts == [CandidateFact("Lives in Berlin", 3, "semantic", ("m1",))]
+    assert "- m1: Lives in Madrid" in llm.calls[0][1]["content"]
 
 
 async def test_an_empty_list_is_not_retried() -> None:

@@ -16,6 +16,7 @@ from .llm import (
     build_summary_messages,
     clean_summary,
     extract_with_llm,
+    known_handle,
     parse_facts,
     summarize_with_llm,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "extract_facts",
     "extract_labelled",
     "extract_with_llm",
+    "known_handle",
     "parse_facts",
     "summarize_extractive",
     "summarize_with_llm",

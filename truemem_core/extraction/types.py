@@ -14,9 +14,11 @@ class CandidateFact:
 
     ``importance`` follows the 1-5 scale of SPEC §5: 5 is reserved for explicit
     requests, automatic extraction gives 1-4. ``kind`` is ``"semantic"`` for a
-    stable fact and ``"episodic"`` for an event.
+    stable fact and ``"episodic"`` for an event. ``replaces`` holds the prompt
+    handles ("m2") of the known facts an LLM judged this one to make untrue.
     """
 
     text: str
     importance: int
     kind: Kind
+    replaces: tuple[str, ...] = ()
