@@ -277,6 +277,49 @@ def test_a_new_value_supersedes_the_old_fact(memory: TrueMem) -> None:
     assert {"Likes tea", "Likes coffee"} <= {m.text for m in memory.list_memories("ana")}
 
 
+def test_a_restated_old_value_is_current_again(memory: TrueMem) -> None:
+    madrid = memory.add_memory("ana", "Lives in Madrid", importance=4)
+    berlin = memory.add_memory("ana", "Lives in Berlin", importance=4)
+    assert memory.get_memory("ana", madrid.id).superseded_by == berlin.id
+    again = memory.add_memory("ana", "Lives in Madrid", importance=4)  # moved back
+    assert again.id == madrid.id
+    assert (again.state, again.valid_to, again.superseded_by) == ("active", None, None)
+    assert [m.text for m in memory.list_memories("ana")] == ["Lives in Madrid"]
+    closed = memory.get_memory("ana", berlin.id)
+    assert (closed.state, closed.superseded_by) == ("archived", madrid.id)
+    assert closed.valid_to is not None
+    assert "current again" in (memory.history("ana", madrid.id)[-1].reason or "")
+    assert memory.history("ana", berlin.id)[-1].action == "superseded"
+
+
+def test_deleting_the_new_fact_leaves_no_trace_of_it_in_the_old_ones_history(
+    memory: TrueMem,
+) -> None:
+    madrid = memory.add_memory("ana", "Lives in Madrid", importance=4)
+    berlin = memory.add_memory("ana", "Lives in Berlin", importance=4)
+    assert "berlin" in (memory.history("ana", madrid.id)[-1].reason or "")
+    memory.delete_memory("ana", berlin.id)
+    closed = memory.get_memory("ana", madrid.id)
+    assert (closed.state, closed.superseded_by) == ("archived", None)
+    assert not any("erlin" in (event.reason or "") + (event.new_text or "")
+                   for event in memory.history("ana", madrid.id))
+
+
+def test_closed_facts_stay_closed_through_export_and_import(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Lives in Madrid", importance=4)
+    memory.add_memory("ana", "Lives in Berlin", importance=4)
+    memory.import_user("ben", memory.export_user("ana"))
+    restored = {m.text: m for m in memory.list_memories("ben", include_archived=True)}
+    assert [m.text for m in memory.list_memories("ben")] == ["Lives in Berlin"]
+    assert restored["Lives in Madrid"].superseded_by == restored["Lives in Berlin"].id
+    assert restored["Lives in Madrid"].valid_to is not None
+    bad = memory.export_user("ana")
+    bad["memories"][0]["superseded_by"] = ["not", "an", "id"]
+    with pytest.raises(InvalidInputError, match="malformed"):
+        memory.import_user("cid", bad)
+    assert memory.list_memories("cid", include_archived=True) == []
+
+
 def test_kind_is_classified_when_not_given(memory: TrueMem) -> None:
     event = memory.add_memory("ana", "Yesterday the SSL certificate expired and broke login")
     fact = memory.add_memory("ana", "Prefers Python")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import Row, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import conversation
@@ -50,6 +50,8 @@ def _memory(row: Row[Any]) -> Memory:
         created_at=row.created_at,
         updated_at=row.updated_at,
         source_message_id=row.source_message_id,
+        valid_to=row.valid_to,
+        superseded_by=row.superseded_by,
     )
 
 
@@ -231,12 +233,19 @@ class MemoryService:
         await self.db.backend.lock_user(conn, user)
         nearest = await self.db.backend.nearest(
             conn, user, new.vector, _NEIGHBOURS, include_archived=True)
-        if nearest and nearest[0][1] >= self.settings.dedup_threshold:
-            return await self._merge(conn, user, nearest[0][0], new.text, new.vector,
-                                     new.importance, new.source, new.source_message_id)
+        duplicate = (nearest[0][0] if nearest and nearest[0][1] >= self.settings.dedup_threshold
+                     else None)
         current = await self._current(
-            conn, user, list(dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])))
+            conn, user, [i for i in dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])
+                         if i != duplicate])
         superseded, spared = _closes(new, current)
+        if duplicate is not None:
+            # A restatement is folded in, and still closes what it contradicts:
+            # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
+            merged = await self._merge(conn, user, duplicate, new.text, new.vector,
+                                       new.importance, new.source, new.source_message_id)
+            await self._supersede(conn, user, superseded, current, by=duplicate)
+            return merged
         if admit:
             admission = score_candidate(
                 new.text, source=new.source,
@@ -267,21 +276,30 @@ class MemoryService:
                 valid_from=now,
             )
         )
-        events = [{"memory_id": memory_id, "action": "added", "reason": new.source,
-                   "new_text": new.text, "new_importance": new.importance}]
-        if superseded:
-            await conn.execute(
-                memories.update()
-                .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
-                .values(valid_to=now, invalidated_at=now, superseded_by=memory_id,
-                        state="archived", updated_at=now))
-            events += [{"memory_id": i, "action": "superseded",
-                        "reason": f"{why} (by {memory_id})",
-                        "old_text": current[i].text, "new_text": current[i].text}
-                       for i, why in superseded.items()]
-        await self._log(conn, user, events)
+        await self._log(conn, user, [{
+            "memory_id": memory_id, "action": "added", "reason": new.source,
+            "new_text": new.text, "new_importance": new.importance}])
+        await self._supersede(conn, user, superseded, current, by=memory_id)
         await self._prune(conn, user)
         return _memory(await self._row(conn, user, memory_id))
+
+    async def _supersede(
+        self, conn: AsyncConnection, user: str, superseded: Mapping[str, str],
+        current: Mapping[str, Any], *, by: str,
+    ) -> None:
+        """Close the validity of ``superseded`` (id -> why) in favour of memory ``by``."""
+        if not superseded:
+            return
+        now = utcnow()
+        await conn.execute(
+            memories.update()
+            .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
+            .values(valid_to=now, invalidated_at=now, superseded_by=by,
+                    state="archived", updated_at=now))
+        await self._log(conn, user, [
+            {"memory_id": i, "action": "superseded", "reason": f"{why} (by {by})",
+             "old_text": current[i].text, "new_text": current[i].text}
+            for i, why in superseded.items()])
 
     async def _current(
         self, conn: AsyncConnection, user: str, ids: Sequence[str]
@@ -343,6 +361,10 @@ class MemoryService:
             "state": "active",  # a restated archived fact comes back
             "updated_at": utcnow(),
         }
+        reopened = old.valid_to is not None
+        if reopened:  # restated after something superseded it: true again, from now
+            values.update(valid_to=None, invalidated_at=None, superseded_by=None,
+                          valid_from=values["updated_at"])
         if source == "explicit":
             values["source"] = "explicit"
         if decision.text != old.text:
@@ -353,7 +375,8 @@ class MemoryService:
         )
         await self._log(conn, user, [{
             "memory_id": memory_id, "action": "merged",
-            "reason": "reinforced by a restatement" if decision.reinforced else "replayed",
+            "reason": ("restated after it was superseded: current again" if reopened
+                       else "reinforced by a restatement" if decision.reinforced else "replayed"),
             "old_text": old.text, "new_text": decision.text,
             "old_importance": old.importance, "new_importance": decision.importance,
         }])
@@ -400,6 +423,17 @@ class MemoryService:
         await conn.execute(
             memory_events.update().where(scope).values(old_text=None, new_text=None, reason=None)
         )
+        # The facts these replaced stay closed, but their history must not quote them.
+        await conn.execute(
+            memory_events.update()
+            .where(memory_events.c.user_id == user, memory_events.c.action == "superseded",
+                   or_(*(memory_events.c.reason.endswith(f"(by {i})", autoescape=True)
+                         for i in ids)))
+            .values(reason="superseded by a memory that was since deleted"))
+        await conn.execute(
+            memories.update()
+            .where(memories.c.user_id == user, memories.c.superseded_by.in_(ids))
+            .values(superseded_by=None))
         await conn.execute(
             memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids))
         )
@@ -668,9 +702,10 @@ class MemoryService:
             raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
         vectors = await self.embed([item["text"] for item in items]) if items else None
         now = utcnow()
+        new_ids = {item["exported_id"]: str(uuid.uuid4()) for item in items if item["exported_id"]}
         rows, events = [], []
         for item, vector in zip(items, vectors if vectors is not None else [], strict=True):
-            memory_id = str(uuid.uuid4())
+            memory_id = new_ids[item["exported_id"]] if item["exported_id"] else str(uuid.uuid4())
             rows.append({
                 "id": memory_id, "user_id": user, "text": item["text"],
                 "importance": item["importance"], "kind": item["kind"],
@@ -678,6 +713,9 @@ class MemoryService:
                 "reinforcements": item["reinforcements"], "embedding": vector,
                 "embedding_model": self.embedder.model_name, "source_message_id": None,
                 "created_at": item["created_at"], "updated_at": item["updated_at"],
+                # a closed fact stays closed, pointing at its successor's new id
+                "valid_to": item["valid_to"], "invalidated_at": item["valid_to"],
+                "superseded_by": new_ids.get(item["superseded_by"] or ""),
             })
             for event in item["history"]:
                 events.append(_event_row(**event, memory_id=memory_id, user_id=user))
@@ -725,6 +763,10 @@ def _parse_export(data: Mapping[str, Any], max_chars: int) -> list[dict[str, Any
                 "reinforcements": int(item.get("reinforcements", 0)),
                 "created_at": datetime.fromisoformat(item["created_at"]),
                 "updated_at": datetime.fromisoformat(item["updated_at"]),
+                "valid_to": (None if item.get("valid_to") is None
+                             else datetime.fromisoformat(item["valid_to"])),
+                "exported_id": _optional_id(item.get("id")),
+                "superseded_by": _optional_id(item.get("superseded_by")),
                 "history": history,
             })
         except InvalidInputError as exc:
@@ -735,3 +777,8 @@ def _parse_export(data: Mapping[str, Any], max_chars: int) -> list[dict[str, Any
             raise InvalidInputError(f"{where}.state is not a lifecycle state")
     return parsed
 
+
+def _optional_id(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected an id string, not {type(value).__name__}")

@@ -38,6 +38,10 @@ class Memory:
     created_at: datetime
     updated_at: datetime
     source_message_id: int | None = None
+    valid_to: datetime | None = None
+    """When the fact stopped being true (a newer fact superseded it); None while current."""
+    superseded_by: str | None = None
+    """The memory that superseded this one."""
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(value) for key, value in asdict(self).items()}
