@@ -1,11 +1,13 @@
 """The lexical channels read only the searching user's rows (issue #5).
 
 SQLite: the full-text rows are numbered by user (migration 0005) and every MATCH
-carries the user's rowid range.
+carries the user's rowid range. PostgreSQL: the trigram channel scans the user's
+rows, never the GIN trigram index (whose scan walks every user's matches).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import uuid
@@ -15,12 +17,14 @@ from typing import Any
 
 import pytest
 from migration_steps import current, head, migrate
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 
 from truemem_core import TrueMem, default_embedder
 from truemem_core.backends import sqlite as sqlite_backend
 from truemem_core.embeddings import normalize
+from truemem_core.retrieval import SearchFilters
 from truemem_core.schema import memories
+from truemem_core.store import Database, resolve_url
 
 # Each indexed memory: its owner, the slot its FTS rowid lies in, and the owner's slot.
 _LAYOUT = """
@@ -138,3 +142,41 @@ async def test_migration_0005_up_again_and_down(tmp_path: Path) -> None:
     _insert_at_0004(path, "carla", "Grows tomatoes")
     assert await search("carla", "tomatos") == ["Grows tomatoes"]
     assert _layout(path) == {"ana", "bob", "carla"}
+
+
+async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
+    """EXPLAIN of each SELECT of the trigram channel, in a plan space where any condition
+    the GIN trigram index can serve is served by it: no user_id index, no sequential scan
+    unless nothing else is possible (rolled back afterwards)."""
+    db = Database(resolve_url(url))
+    issued: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            issued.append((statement, parameters))
+
+    try:
+        async with db.engine.connect() as conn, conn.begin() as transaction:
+            await conn.exec_driver_sql("DROP INDEX ix_memories_user_created")
+            await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
+            hits = await db.backend.trigram(conn, user, terms, 10, filters=SearchFilters(),
+                                            threshold=0.3)
+            event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
+            plans = ["\n".join(row[0] for row in await conn.exec_driver_sql(
+                "EXPLAIN " + statement, parameters)) for statement, parameters in issued]
+            await transaction.rollback()
+    finally:
+        await db.close()
+    assert hits
+    return plans
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_postgres_trigram_never_scans_every_users_matches(tmp_url: str) -> None:
+    with TrueMem(tmp_url) as memory:
+        for user in ("ana", "bob"):
+            memory.import_user(user, {"format": "truemem.user/1",
+                                      "memories": [_note(t) for t in LIS]})
+    plans = asyncio.run(_trigram_plans(tmp_url, "ana", ["Lisbn", "jazz"]))
+    assert plans and all("ix_memories_text_trgm" not in plan for plan in plans), plans
