@@ -12,10 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, column, table, text
+from migration_steps import current, head, migrate
+from sqlalchemy import column, table
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, default_embedder
@@ -32,7 +30,7 @@ from truemem_core.retrieval import (
     tied_ranks,
 )
 from truemem_core.schema import EmbeddingType, UTCDateTime
-from truemem_core.store import MIGRATIONS, resolve_url
+from truemem_core.store import resolve_url
 from truemem_core.textsearch import fragments, significant_terms, word_similarity
 
 # -- pure functions ----------------------------------------------------------------------
@@ -368,32 +366,6 @@ async def test_async_search_with_filters(memory: TrueMem) -> None:
 # -- migration ---------------------------------------------------------------------------
 
 
-def _alembic(connection: Connection, action: str, revision: str) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["connection"] = connection
-    getattr(command, action)(config, revision)
-
-
-async def _migrate(url: str, action: str, revision: str) -> None:
-    engine = create_async_engine(resolve_url(url))
-    try:
-        async with engine.begin() as conn:
-            await conn.run_sync(_alembic, action, revision)
-    finally:
-        await engine.dispose()
-
-
-async def _revision(url: str) -> str:
-    engine = create_async_engine(resolve_url(url))
-    try:
-        async with engine.connect() as conn:
-            return str((await conn.execute(
-                text("SELECT version_num FROM truemem_alembic_version"))).scalar_one())
-    finally:
-        await engine.dispose()
-
-
 # The memories table as revision 0001 created it (later revisions add columns).
 MEMORIES_0001 = table(
     "memories", *(column(name) for name in (
@@ -419,28 +391,22 @@ async def _insert_at_0001(url: str, user: str, note: str) -> None:
         await engine.dispose()
 
 
-def _head() -> str:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return str(ScriptDirectory.from_config(config).get_current_head())
-
-
 async def test_migration_upgrades_a_0001_store(tmp_url: str) -> None:
-    await _migrate(tmp_url, "upgrade", "0001")
+    await migrate(tmp_url, "upgrade", "0001")
     await _insert_at_0001(tmp_url, "ana", NOTES[0][0])
     await _insert_at_0001(tmp_url, "ana", NOTES[2][0])
-    assert await _revision(tmp_url) == "0001"
+    assert await current(tmp_url) == "0001"
     async with TrueMem(tmp_url) as memory:  # opening upgrades to head, 0002 indexes old rows
         assert texts(await memory.asearch("ana", "certbot", mode="keyword")) == [NOTES[0][0]]
         assert texts(await memory.asearch("ana", "Lisbn", mode="trigram")) == [NOTES[2][0]]
-    assert await _revision(tmp_url) == _head()
-    await _migrate(tmp_url, "upgrade", "head")  # idempotent: nothing left to do
+    assert await current(tmp_url) == head()
+    await migrate(tmp_url, "upgrade", "head")  # idempotent: nothing left to do
     # a clean downgrade, then the upgrade again (the backfill runs twice, indexes once)
-    await _migrate(tmp_url, "downgrade", "0001")
+    await migrate(tmp_url, "downgrade", "0001")
     await _insert_at_0001(tmp_url, "ana", NOTES[1][0])
     async with TrueMem(tmp_url) as memory:
         await memory.aadd_memory("ana", NOTES[3][0])  # indexed by the triggers
         assert texts(await memory.asearch("ana", "Jonh", mode="trigram")) == [NOTES[1][0]]
         assert texts(await memory.asearch("ana", "Lisbon", mode="keyword")) == [NOTES[2][0]]
         assert texts(await memory.asearch("ana", "cacahuetes", mode="keyword")) == [NOTES[3][0]]
-    assert await _revision(tmp_url) == _head()
+    assert await current(tmp_url) == head()

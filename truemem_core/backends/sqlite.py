@@ -2,13 +2,19 @@
 
 Migration 0002 keeps two contentless FTS5 tables in step with ``memories``
 (``memories_fts``: porter stemming; ``memories_trgm``: trigram tokenizer),
-keyed by ``memories_fts_ids``. The indexes only find which memory matches
-which query term; scoring is shared with PostgreSQL (``retrieval``): BM25 with
-this user's statistics for keywords (FTS5's own ``bm25()`` would use every
-user's), and pg_trgm's ``word_similarity`` per term (``textsearch``), weighted
-by IDF, for trigrams. The trigram index proposes candidates by shared
-fragments; the best ``max(200, 10 k)`` of them by FTS5's overlap rank are
-scored exactly in Python (PostgreSQL scores every ``<%`` match).
+keyed by ``memories_fts_ids``. Migration 0005 numbers those rows by user (a
+user's rowids start at their ``memories_fts_users.slot << 32``) and every MATCH
+here carries the user's rowid range: FTS5 seeks each term's doclist to that
+user's rows instead of walking every user's (1,000 users x 150 memories:
+search p50 238 -> 30 ms, trigram 198 -> 7, keyword 17 -> 6; docs/benchmarks.md).
+
+The indexes only find which memory matches which query term; scoring is shared
+with PostgreSQL (``retrieval``): BM25 with this user's statistics for keywords
+(FTS5's own ``bm25()`` would use every user's), and pg_trgm's
+``word_similarity`` per term (``textsearch``), weighted by IDF, for trigrams.
+The trigram index proposes candidates by shared fragments, all scored exactly
+in Python as PostgreSQL scores every ``<%`` match, up to ``max(200, 10 k)`` of
+them; beyond that, the best by FTS5's overlap rank.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from sqlalchemy import (
     Boolean,
     ColumnElement,
     CompoundSelect,
+    Integer,
+    Join,
     Select,
     TableClause,
     event,
@@ -44,7 +52,9 @@ from . import _AVG_LENGTH, _LENGTH, scope
 _IDS = table("memories_fts_ids", column("rowid"), column("memory_id"))
 _FTS = table("memories_fts", column("rowid"))
 _TRGM = table("memories_trgm", column("rowid"))
-# Trigram candidates scored exactly, in order of FTS5's own fragment-overlap rank.
+_USERS = table("memories_fts_users", column("slot"), column("user_id"))
+_SLOT_BITS = 32  # a user's FTS rowids: slot << 32 onwards (migration 0005)
+# Trigram candidates scored exactly: all, unless more than max(this, 10 k).
 _CANDIDATES = 200
 
 
@@ -105,14 +115,13 @@ class SQLiteBackend:
             return []
         where = scope(user_id, filters)
         matched = _materialized(union_all(*(
-            select(literal(i).label("term"), _FTS.c.rowid).where(_matches(_FTS, [term]))
+            select(literal(i).label("term"), _FTS.c.rowid).where(*_matches(_FTS, [term], user_id))
             for i, term in enumerate(terms)
         )))
         stats = (await conn.execute(select(func.count(), _AVG_LENGTH).where(*where))).one()
         rows = await conn.execute(
             select(memories.c.id, matched.c.term, _LENGTH)
-            .select_from(matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
-                         .join(memories, memories.c.id == _IDS.c.memory_id))
+            .select_from(_joined(matched))
             .where(*where)
         )
         return bm25_rank(rows, documents=stats[0], average_length=stats[1], limit=k)
@@ -131,17 +140,17 @@ class SQLiteBackend:
             return []
         where = scope(user_id, filters)
         documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
-        overlap: ColumnElement[float] = literal_column("bm25(memories_trgm)")
-        matched = _materialized(
-            select(_TRGM.c.rowid, overlap.label("overlap")).where(_matches(_TRGM, terms)))
-        candidates = await conn.execute(
-            select(memories.c.id, memories.c.text)
-            .select_from(matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
-                         .join(memories, memories.c.id == _IDS.c.memory_id))
-            .where(*where)
-            .order_by(matched.c.overlap)
-            .limit(max(_CANDIDATES, 10 * k))
-        )
+        limit = max(_CANDIDATES, 10 * k)
+        matched = _materialized(select(_TRGM.c.rowid).where(*_matches(_TRGM, terms, user_id)))
+        candidates = (await conn.execute(_texts(matched, where).limit(limit + 1))).all()
+        if len(candidates) > limit:
+            # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
+            # each fragment over every user's rows, so it is only paid here.
+            overlap: ColumnElement[float] = literal_column("bm25(memories_trgm)")
+            ranked = _materialized(select(_TRGM.c.rowid, overlap.label("overlap"))
+                                   .where(*_matches(_TRGM, terms, user_id)))
+            candidates = (await conn.execute(
+                _texts(ranked, where).order_by(ranked.c.overlap).limit(limit))).all()
         matcher = TrigramMatcher(terms)
         hits = [
             (row.id, i, similarity)
@@ -152,9 +161,23 @@ class SQLiteBackend:
         return idf_rank(hits, documents=int(documents), limit=k)
 
 
-def _matches(fts: TableClause, terms: Sequence[str]) -> ColumnElement[bool]:
+def _matches(fts: TableClause, terms: Sequence[str], user_id: str) -> list[ColumnElement[bool]]:
+    """The MATCH, within the user's rowid range (migration 0005): FTS5 seeks every
+    doclist to the range instead of walking all users' rows."""
     query = trigram_query(terms) if fts is _TRGM else fts5_or_query(terms)
-    return literal_column(fts.name).op("MATCH", return_type=Boolean)(query)
+    first = (select(_USERS.c.slot.op("<<", return_type=Integer)(_SLOT_BITS))
+             .where(_USERS.c.user_id == user_id).scalar_subquery())
+    return [literal_column(fts.name).op("MATCH", return_type=Boolean)(query),
+            fts.c.rowid.between(first, first + (1 << _SLOT_BITS) - 1)]
+
+
+def _joined(matched: CTE) -> Join:
+    return (matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
+            .join(memories, memories.c.id == _IDS.c.memory_id))
+
+
+def _texts(matched: CTE, where: Sequence[ColumnElement[bool]]) -> Select[Any]:
+    return select(memories.c.id, memories.c.text).select_from(_joined(matched)).where(*where)
 
 
 def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:
