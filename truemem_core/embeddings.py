@@ -111,22 +111,26 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
             weights = load_weights(self._precision)
             tokenizer = Tokenizer.from_file(str(weights.tokenizer))
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()  # padded per batch below, never to a fixed length
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            self._session = ort.InferenceSession(
-                build_graph(weights.tensors), sess_options=options,
-                providers=["CPUExecutionProvider"])
+            self._session = self._new_session(build_graph(weights.tensors))
             self._tokenizer = tokenizer
             self.precision = weights.precision
+
+    def _new_session(self, model: bytes | str) -> Any:
+        """An onnxruntime session on the CPU for a serialized model or a model file."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        return ort.InferenceSession(model, sess_options=options,
+                                    providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if self._session is None:
