@@ -2,7 +2,8 @@
 
 SQLite: the full-text rows are numbered by user (migration 0005) and every MATCH
 carries the user's rowid range. PostgreSQL: the trigram channel scans the user's
-rows, never the GIN trigram index (whose scan walks every user's matches).
+rows, never a GIN trigram index (whose scan walks every user's matches); migration
+0006 drops the one 0002 made.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from migration_steps import current, head, migrate
 from sqlalchemy import create_engine, event
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import TrueMem, default_embedder
 from truemem_core.backends import sqlite as sqlite_backend
@@ -25,6 +27,8 @@ from truemem_core.embeddings import normalize
 from truemem_core.retrieval import SearchFilters
 from truemem_core.schema import memories
 from truemem_core.store import Database, resolve_url
+
+_TRGM_INDEX = "ix_memories_text_trgm"  # migration 0002's, dropped by 0006
 
 # Each indexed memory: its owner, the slot its FTS rowid lies in, and the owner's slot.
 _LAYOUT = """
@@ -146,7 +150,8 @@ async def test_migration_0005_up_again_and_down(tmp_path: Path) -> None:
 
 async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
     """EXPLAIN of each SELECT of the trigram channel, in a plan space where any condition
-    the GIN trigram index can serve is served by it: no user_id index, no sequential scan
+    a GIN trigram index can serve is served by it: 0002's index back (as an operator may
+    add one, or a store downgraded below 0006 has), no user_id index, no sequential scan
     unless nothing else is possible (rolled back afterwards)."""
     db = Database(resolve_url(url))
     issued: list[tuple[str, Any]] = []
@@ -158,6 +163,8 @@ async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
     try:
         async with db.engine.connect() as conn, conn.begin() as transaction:
             await conn.exec_driver_sql("DROP INDEX ix_memories_user_created")
+            await conn.exec_driver_sql(f"CREATE INDEX {_TRGM_INDEX} ON memories "
+                                       "USING gin (text gin_trgm_ops)")
             await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
             hits = await db.backend.trigram(conn, user, terms, 10, filters=SearchFilters(),
@@ -179,4 +186,29 @@ def test_postgres_trigram_never_scans_every_users_matches(tmp_url: str) -> None:
             memory.import_user(user, {"format": "truemem.user/1",
                                       "memories": [_note(t) for t in LIS]})
     plans = asyncio.run(_trigram_plans(tmp_url, "ana", ["Lisbn", "jazz"]))
-    assert plans and all("ix_memories_text_trgm" not in plan for plan in plans), plans
+    assert plans and all(_TRGM_INDEX not in plan for plan in plans), plans
+
+
+async def _pg_indexes(url: str) -> set[str]:
+    engine = create_async_engine(resolve_url(url))
+    try:
+        async with engine.connect() as conn:
+            return set((await conn.exec_driver_sql(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memories'")).scalars())
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_migration_0006_drops_the_unused_trigram_index(tmp_url: str) -> None:
+    await migrate(tmp_url, "upgrade", "0005")
+    assert _TRGM_INDEX in await _pg_indexes(tmp_url)
+    async with TrueMem(tmp_url) as memory:  # opening upgrades to head
+        await memory.aadd_memory("ana", "Lives in Lisbon")
+        assert _TRGM_INDEX not in await _pg_indexes(tmp_url)
+        hits = await memory.asearch("ana", "Lisbn", mode="trigram")
+        assert [h.memory.text for h in hits] == ["Lives in Lisbon"]
+    await migrate(tmp_url, "downgrade", "0005")
+    assert _TRGM_INDEX in await _pg_indexes(tmp_url)
+    await migrate(tmp_url, "upgrade", "head")
+    assert _TRGM_INDEX not in await _pg_indexes(tmp_url) and await current(tmp_url) == head()

@@ -5,8 +5,9 @@ every scan: an exact ``ORDER BY embedding <=> q`` is sub-millisecond, and an
 HNSW index would search globally and then filter by user, returning almost
 nothing. The GIN index on ``search_vector`` (migration 0002) serves ``@@``
 whenever the planner finds it more selective; the trigram channel scores each
-of the user's rows with ``word_similarity`` instead of asking ``<%``, which the
-GIN trigram index would serve by walking every user's matches.
+of the user's rows with ``word_similarity`` instead of asking ``<%``, which a
+GIN trigram index would serve by walking every user's matches (migration 0006
+drops the one 0002 built).
 
 ``ts_rank`` and ``word_similarity`` ignore how common a term is, so the
 lexical channels fetch which memory matches which query term and rank them
