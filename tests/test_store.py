@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import inspect
+from sqlalchemy import Column, Integer, MetaData, Table, inspect, select
 
 from truemem_core import (
     EmbedderMismatchError,
@@ -18,6 +18,7 @@ from truemem_core import (
     TrueMem,
 )
 from truemem_core.embeddings import Vector, normalize
+from truemem_core.schema import EmbeddingType
 from truemem_core.store import Database, resolve_url
 
 TABLES = {"memories", "memory_events", "sessions", "messages", "jobs", "truemem_meta"}
@@ -53,6 +54,29 @@ def test_migrations_upgrade_from_empty_and_are_idempotent(tmp_url: str) -> None:
         memory.add_memory("ana", "Lives in Lisbon")
     with TrueMem(tmp_url) as memory:  # reopening keeps the data
         assert [m.text for m in memory.list_memories("ana")] == ["Lives in Lisbon"]
+
+
+def test_vectors_are_stored_exactly(tmp_url: str) -> None:
+    vectors = np.random.default_rng(3).standard_normal((4, 384)).astype(np.float32)
+    vectors[0, :3] = (np.float32(1e-30), np.float32(-3.4e38), np.nextafter(np.float32(1), 2))
+    table = Table("roundtrip", MetaData(), Column("id", Integer, primary_key=True),
+                  Column("embedding", EmbeddingType()))
+
+    async def run() -> list[Vector]:
+        db = Database(resolve_url(tmp_url))
+        await db.open(embedding_model="x", dimension=384, check=False)
+        try:
+            async with db.transaction() as conn:
+                await conn.run_sync(table.create)
+                await conn.execute(table.insert(), [
+                    {"id": i, "embedding": v} for i, v in enumerate(vectors)])
+                rows = await conn.execute(select(table.c.embedding).order_by(table.c.id))
+                return [row.embedding for row in rows]
+        finally:
+            await db.close()
+
+    stored = asyncio.run(run())
+    assert all(np.array_equal(got, want) for got, want in zip(stored, vectors, strict=True))
 
 
 def test_other_embedder_is_refused_until_reembedded(tmp_url: str) -> None:

@@ -42,7 +42,9 @@ class _PgVector(UserDefinedType[Any]):
         def process(value: Any) -> str | None:
             if value is None:
                 return None
-            return "[" + ",".join(f"{x:.7g}" for x in np.asarray(value, dtype=np.float32)) + "]"
+            # 9 significant digits give back every float32 exactly (7 do not).
+            floats = np.asarray(value, dtype=np.float32).tolist()
+            return "[" + ",".join(map("{:.9g}".format, floats)) + "]"
 
         return process
 
