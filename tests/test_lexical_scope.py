@@ -1,9 +1,9 @@
 """The lexical channels read only the searching user's rows (issue #5).
 
 SQLite: the full-text rows are numbered by user (migration 0005) and every MATCH
-carries the user's rowid range. PostgreSQL: the trigram channel scans the user's
-rows, never a GIN trigram index (whose scan walks every user's matches); migration
-0006 drops the one 0002 made.
+carries the user's rowid range. PostgreSQL: both lexical channels scan the user's
+rows, never a GIN index (whose scan walks every user's matches); migration 0006
+drops the ones 0002 made.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from truemem_core.retrieval import SearchFilters
 from truemem_core.schema import memories
 from truemem_core.store import Database, resolve_url
 
-_TRGM_INDEX = "ix_memories_text_trgm"  # migration 0002's, dropped by 0006
+# Migration 0002's GIN indexes, dropped by 0006.
+_GIN_INDEXES = {"ix_memories_search_vector": "gin (search_vector)",
+                "ix_memories_text_trgm": "gin (text gin_trgm_ops)"}
 
 # Each indexed memory: its owner, the slot its FTS rowid lies in, and the owner's slot.
 _LAYOUT = """
@@ -148,11 +150,12 @@ async def test_migration_0005_up_again_and_down(tmp_path: Path) -> None:
     assert _layout(path) == {"ana", "bob", "carla"}
 
 
-async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
-    """EXPLAIN of each SELECT of the trigram channel, in a plan space where any condition
-    a GIN trigram index can serve is served by it: 0002's index back (as an operator may
-    add one, or a store downgraded below 0006 has), no user_id index, no sequential scan
-    unless nothing else is possible (rolled back afterwards)."""
+async def _lexical_plans(url: str, channel: str, user: str, terms: list[str]) -> list[str]:
+    """EXPLAIN of each SELECT of a lexical channel, in a plan space where any condition a
+    GIN index can serve is served by it: 0002's GIN indexes back (as an operator may add
+    them, or a store downgraded below 0006 has), no user_id index, no sequential scan
+    unless nothing else is possible; with custom and with generic (prepared) plans.
+    Rolled back afterwards."""
     db = Database(resolve_url(url))
     issued: list[tuple[str, Any]] = []
 
@@ -160,18 +163,22 @@ async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
         if statement.lstrip().upper().startswith("SELECT"):
             issued.append((statement, parameters))
 
+    search = getattr(db.backend, channel)
+    options: dict[str, Any] = {"threshold": 0.3} if channel == "trigram" else {}
+    plans: list[str] = []
     try:
         async with db.engine.connect() as conn, conn.begin() as transaction:
             await conn.exec_driver_sql("DROP INDEX ix_memories_user_created")
-            await conn.exec_driver_sql(f"CREATE INDEX {_TRGM_INDEX} ON memories "
-                                       "USING gin (text gin_trgm_ops)")
+            for name, method in _GIN_INDEXES.items():
+                await conn.exec_driver_sql(f"CREATE INDEX {name} ON memories USING {method}")
             await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
-            hits = await db.backend.trigram(conn, user, terms, 10, filters=SearchFilters(),
-                                            threshold=0.3)
+            hits = await search(conn, user, terms, 10, filters=SearchFilters(), **options)
             event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
-            plans = ["\n".join(row[0] for row in await conn.exec_driver_sql(
-                "EXPLAIN " + statement, parameters)) for statement, parameters in issued]
+            for mode in ("force_custom_plan", "force_generic_plan"):
+                await conn.exec_driver_sql(f"SET LOCAL plan_cache_mode = {mode}")
+                plans += ["\n".join(row[0] for row in await conn.exec_driver_sql(
+                    "EXPLAIN " + statement, parameters)) for statement, parameters in issued]
             await transaction.rollback()
     finally:
         await db.close()
@@ -180,13 +187,17 @@ async def _trigram_plans(url: str, user: str, terms: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["postgres"])
-def test_postgres_trigram_never_scans_every_users_matches(tmp_url: str) -> None:
+@pytest.mark.parametrize(("channel", "terms"), [("keyword", ["Lisbon", "jazz"]),
+                                                ("trigram", ["Lisbn", "jazz"])])
+def test_postgres_lexical_channels_never_scan_every_users_matches(
+    tmp_url: str, channel: str, terms: list[str]
+) -> None:
     with TrueMem(tmp_url) as memory:
         for user in ("ana", "bob"):
             memory.import_user(user, {"format": "truemem.user/1",
                                       "memories": [_note(t) for t in LIS]})
-    plans = asyncio.run(_trigram_plans(tmp_url, "ana", ["Lisbn", "jazz"]))
-    assert plans and all(_TRGM_INDEX not in plan for plan in plans), plans
+    plans = asyncio.run(_lexical_plans(tmp_url, channel, "ana", terms))
+    assert plans and all(name not in plan for plan in plans for name in _GIN_INDEXES), plans
 
 
 async def _pg_indexes(url: str) -> set[str]:
@@ -200,15 +211,17 @@ async def _pg_indexes(url: str) -> set[str]:
 
 
 @pytest.mark.parametrize("backend", ["postgres"])
-async def test_migration_0006_drops_the_unused_trigram_index(tmp_url: str) -> None:
+async def test_migration_0006_drops_the_unused_gin_indexes(tmp_url: str) -> None:
     await migrate(tmp_url, "upgrade", "0005")
-    assert _TRGM_INDEX in await _pg_indexes(tmp_url)
+    assert set(_GIN_INDEXES) <= await _pg_indexes(tmp_url)
     async with TrueMem(tmp_url) as memory:  # opening upgrades to head
         await memory.aadd_memory("ana", "Lives in Lisbon")
-        assert _TRGM_INDEX not in await _pg_indexes(tmp_url)
-        hits = await memory.asearch("ana", "Lisbn", mode="trigram")
-        assert [h.memory.text for h in hits] == ["Lives in Lisbon"]
+        assert not set(_GIN_INDEXES) & await _pg_indexes(tmp_url)
+        for mode, query in (("trigram", "Lisbn"), ("keyword", "Lisbon")):
+            hits = await memory.asearch("ana", query, mode=mode)
+            assert [h.memory.text for h in hits] == ["Lives in Lisbon"]
     await migrate(tmp_url, "downgrade", "0005")
-    assert _TRGM_INDEX in await _pg_indexes(tmp_url)
+    assert set(_GIN_INDEXES) <= await _pg_indexes(tmp_url)
     await migrate(tmp_url, "upgrade", "head")
-    assert _TRGM_INDEX not in await _pg_indexes(tmp_url) and await current(tmp_url) == head()
+    assert not set(_GIN_INDEXES) & await _pg_indexes(tmp_url)
+    assert await current(tmp_url) == head()
