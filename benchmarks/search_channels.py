@@ -1,8 +1,10 @@
-"""Where one hybrid ``search`` spends its time on SQLite, part by part (issue #5).
+"""Where one hybrid ``search`` spends its time, part by part (issue #5).
 
-Builds once a SQLite store of ``--users`` x ``--per-user`` memories with ``scale.py``'s
+SQLite: builds once a store of ``--users`` x ``--per-user`` memories with ``scale.py``'s
 generator and loader and keeps it at ``--db``, so runs before and after a change measure
-the same file (copy it first: opening it with a newer core migrates it). Then times
+the same file (copy it first: opening it with a newer core migrates it). PostgreSQL
+(``--postgres``): loads the same data into an empty database (``--database-url``, or a
+throw-away server as in ``scale.py``) and measures in the same run. Then times
 ``MemoryService.search`` with a precomputed query vector (what ``get_context``'s "search"
 step runs) for random (user, query) pairs and splits each call into:
 
@@ -14,6 +16,7 @@ step runs) for random (user, query) pairs and splits each call into:
     .venv/bin/python benchmarks/search_channels.py --db /tmp/fts/base.db   # builds it once
     cp /tmp/fts/base.db /tmp/fts/run.db && \\
         .venv/bin/python benchmarks/search_channels.py --db /tmp/fts/run.db --queries 200
+    .venv/bin/python benchmarks/search_channels.py --postgres --users 10000 --queries 600
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scale import QUERIES, build_dataset, bulk_load, machine_info, percentiles, progress
+from scale import (
+    QUERIES,
+    build_dataset,
+    bulk_load,
+    machine_info,
+    percentiles,
+    postgres_url,
+    progress,
+)
 
 from truemem_core import Settings, TrueMem, default_embedder, search
 from truemem_core.embeddings import Embedder, normalize
@@ -90,12 +101,18 @@ def build(path: Path, args: argparse.Namespace, embedder: Embedder) -> None:
         building.rename(path)  # the last connection closed has checkpointed the WAL
 
 
-def measure(path: Path, args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
+def measure(
+    url: str, args: argparse.Namespace, embedder: Embedder, *, load: bool = False
+) -> dict[str, Any]:
     vectors = dict(zip(QUERIES, normalize(embedder.embed(list(QUERIES))), strict=True))
-    memory = TrueMem(str(path), embedder=embedder, settings=Settings())
+    memory = TrueMem(url, embedder=embedder, settings=Settings())
     samples: dict[str, list[float]] = {part: [] for part in PARTS}
     try:
         memory.list_memories("bench-open")  # migrates
+        if load:
+            data = build_dataset(args.users, args.per_user, args.distinct_texts, embedder,
+                                 args.seed)
+            memory._loop.run(bulk_load(memory._core.db, data, args.chunk, "postgres"))
         service = memory._loop.run(memory._core.ready())
         service = getattr(service, "memories", service)
         rng = random.Random(args.seed + 9)
@@ -127,7 +144,11 @@ def measure(path: Path, args: argparse.Namespace, embedder: Embedder) -> dict[st
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, required=True, help="the SQLite file (built if absent)")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", type=Path, help="the SQLite file (built if absent)")
+    target.add_argument("--postgres", action="store_true",
+                        help="load and measure an empty PostgreSQL database")
+    parser.add_argument("--database-url", help="with --postgres (default: a throw-away server)")
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--per-user", type=int, default=150)
     parser.add_argument("--distinct-texts", type=int, default=8000)
@@ -138,12 +159,16 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     embedder = default_embedder(Settings().embedding_threads)
-    if not args.db.exists():
+    if args.db and not args.db.exists():
         build(args.db, args, embedder)
         progress(f"built {args.db}", final=True)
         return 0
     load_before = [round(x, 2) for x in os.getloadavg()]
-    result = measure(args.db, args, embedder)
+    if args.postgres:
+        with postgres_url(args.database_url) as url:
+            result = measure(url, args, embedder, load=True)
+    else:
+        result = measure(str(args.db), args, embedder)
     load_after = [round(x, 2) for x in os.getloadavg()]
     print(f"{args.queries} searches after {args.warmup} warm-up; ms; "
           f"load average {load_before} -> {load_after}")
@@ -152,7 +177,7 @@ def main() -> int:
         print(f"| {part} | {result[part]['p50_ms']:.2f} | {result[part]['p95_ms']:.2f} |")
     if args.json:
         args.json.write_text(json.dumps({"machine": machine_info(), "config": {
-            k: str(v) for k, v in vars(args).items()}, "parts": result,
+            k: str(v) for k, v in vars(args).items() if k != "database_url"}, "parts": result,
             "loadavg": [load_before, load_after]}, indent=2) + "\n")
     return 0
 
