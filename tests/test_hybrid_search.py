@@ -7,6 +7,8 @@ isolation run against real SQLite and PostgreSQL stores.
 
 from __future__ import annotations
 
+import asyncio
+import random
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,11 +18,19 @@ from migration_steps import current, head, migrate
 from sqlalchemy import column, table
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, default_embedder
+from truemem_core import (
+    InvalidInputError,
+    ScoredMemory,
+    Settings,
+    TrueMem,
+    default_embedder,
+    search,
+)
 from truemem_core.embeddings import normalize
 from truemem_core.retrieval import (
     CHANNELS,
     Fused,
+    SearchFilters,
     bm25_rank,
     bound_context,
     fuse,
@@ -30,7 +40,7 @@ from truemem_core.retrieval import (
     tied_ranks,
 )
 from truemem_core.schema import EmbeddingType, UTCDateTime
-from truemem_core.store import resolve_url
+from truemem_core.store import Database, resolve_url
 from truemem_core.textsearch import fragments, significant_terms, word_similarity
 
 # -- pure functions ----------------------------------------------------------------------
@@ -245,6 +255,56 @@ def test_context_brings_in_what_was_recorded_alongside(tmp_url: str) -> None:
         assert all("context" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
     with TrueMem(tmp_url, settings=Settings(context_window_s=0)) as memory:
         assert all("context" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
+
+
+def _neighbours_by_definition(
+    timeline: list[tuple[datetime, str]], seeds: list[Fused], when: dict[str, datetime],
+    window: timedelta, span: int,
+) -> list[tuple[str, float]]:
+    """Each seed's ``span`` closest memories on either side within ``window``, best seed
+    score per neighbour: the context channel's contract, spelled out plainly."""
+    best: dict[str, float] = {}
+    for seed in seeds:
+        at = (when[seed.id], seed.id)
+        before = sorted(m for m in timeline if m < at and m[0] >= at[0] - window)[-span:]
+        after = sorted(m for m in timeline if m > at and m[0] <= at[0] + window)[:span]
+        for _, memory_id in before + after:
+            best[memory_id] = max(best.get(memory_id, 0.0), seed.score)
+    return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_context_channel_matches_its_definition(tmp_url: str, trial: int) -> None:
+    rng = random.Random(trial)
+    start, at = datetime(2024, 3, 1, tzinfo=UTC), []
+    for _ in range(40):  # steps of 0 (ties), minutes, and an hour or more
+        start += timedelta(minutes=rng.choice([0, 0, 3, 10, 25, 70, 200]))
+        at.append(start)
+    notes = [{"text": f"note {i}", "importance": 3, "created_at": t.isoformat(),
+              "updated_at": t.isoformat()} for i, t in enumerate(at)]
+    settings = Settings(context_span=rng.choice([1, 2, 3]), context_window_s=1800)
+    with TrueMem(tmp_url, settings=settings) as memory:
+        memory.import_user("ana", {"format": "truemem.user/1", "memories": notes})
+        memory.import_user("bob", {"format": "truemem.user/1", "memories": notes})
+        stored = memory.list_memories("ana")
+    when = {m.id: m.created_at for m in stored}
+    seeds = [Fused(m.id, rng.random(), {"vector": 1}) for m in rng.sample(stored, 4)]
+    middle = at[20]
+    for filters in (SearchFilters(), SearchFilters(created_after=middle)):
+        timeline = sorted((t, i) for i, t in when.items()
+                          if filters.created_after is None or t >= filters.created_after)
+        expected = _neighbours_by_definition(
+            timeline, seeds, when, timedelta(seconds=1800), settings.context_span)
+
+        async def channel(filters: SearchFilters = filters) -> list[tuple[str, float]]:
+            db = Database(resolve_url(tmp_url))
+            try:
+                async with db.transaction(readonly=True) as conn:
+                    return await search.context(conn, "ana", seeds, filters, settings)
+            finally:
+                await db.close()
+
+        assert asyncio.run(channel()) == expected
 
 
 def test_bound_context_never_lifts_above_the_seed() -> None:

@@ -23,10 +23,11 @@ A single-channel mode returns that channel's top ``k`` with its own scores.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sqlalchemy import and_, literal, or_, select, union_all
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .backends import Backend, scope
@@ -102,39 +103,42 @@ async def context(
     filters: SearchFilters,
     settings: Settings,
 ) -> Ranking:
-    """The seeds' neighbours in time, scored by their seed's fused score (best seed wins)."""
+    """The seeds' neighbours in time, scored by their seed's fused score (best seed wins).
+
+    A seed's neighbours are the ``context_span`` memories in scope recorded just before
+    it and just after it (ties in time broken by id), within ``context_window_s``. One
+    statement reads the user's memories in scope from the earliest seed's window to the
+    latest one's; a user has a few hundred at most, and a fixed statement is far cheaper
+    to build than one sub-select per seed and side.
+    """
     if not seeds:
         return []
-    where = scope(user_id, filters)
     rows = await conn.execute(
         select(memories.c.id, memories.c.created_at)
         .where(memories.c.user_id == user_id, memories.c.id.in_([s.id for s in seeds])))
     when = {row.id: row.created_at for row in rows}
-    window = timedelta(seconds=settings.context_window_s)
-    created, memory_id = memories.c.created_at, memories.c.id
-    sides = []
-    for seed in seeds:
-        at = when.get(seed.id)
-        if at is None:
-            continue
-        before = or_(created < at, and_(created == at, memory_id < seed.id))
-        after = or_(created > at, and_(created == at, memory_id > seed.id))
-        for side, near, order in (
-            (before, created >= at - window, (created.desc(), memory_id.desc())),
-            (after, created <= at + window, (created.asc(), memory_id.asc())),
-        ):
-            sides.append(
-                select(memory_id.label("id"), literal(seed.id).label("seed"))
-                .where(*where, side, near)
-                .order_by(*order)
-                .limit(settings.context_span)
-                .subquery().select())
-    if not sides:
+    if not when:
         return []
-    score = {s.id: s.score for s in seeds}
+    window = timedelta(seconds=settings.context_window_s)
+    created = memories.c.created_at
+    nearby = await conn.execute(
+        select(created, memories.c.id).where(
+            *scope(user_id, filters),
+            created >= min(when.values()) - window, created <= max(when.values()) + window))
+    timeline = sorted((row.created_at, row.id) for row in nearby)
+    span = settings.context_span
     best: dict[str, float] = {}
-    for row in await conn.execute(union_all(*sides)):
-        best[row.id] = max(best.get(row.id, 0.0), score[row.seed])
+    for seed in seeds:
+        if seed.id not in when:
+            continue
+        at = when[seed.id]
+        first_after = bisect_right(timeline, (at, seed.id))
+        last_before = bisect_left(timeline, (at, seed.id))
+        before = [i for t, i in timeline[max(0, last_before - span):last_before]
+                  if t >= at - window]
+        after = [i for t, i in timeline[first_after:first_after + span] if t <= at + window]
+        for neighbour in before + after:
+            best[neighbour] = max(best.get(neighbour, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], item[0]))
 
 
