@@ -132,11 +132,11 @@ async def context(
         if seed.id not in when:
             continue
         at = when[seed.id]
-        first_after = bisect_right(timeline, (at, seed.id))
-        last_before = bisect_left(timeline, (at, seed.id))
-        before = [i for t, i in timeline[max(0, last_before - span):last_before]
+        before_end = bisect_left(timeline, (at, seed.id))  # the seed itself sits between
+        after_start = bisect_right(timeline, (at, seed.id))
+        before = [i for t, i in timeline[max(0, before_end - span):before_end]
                   if t >= at - window]
-        after = [i for t, i in timeline[first_after:first_after + span] if t <= at + window]
+        after = [i for t, i in timeline[after_start:after_start + span] if t <= at + window]
         for neighbour in before + after:
             best[neighbour] = max(best.get(neighbour, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], item[0]))
