@@ -61,10 +61,10 @@ from sqlalchemy.exc import DBAPIError
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.embeddings import Embedder
-from truemem_core.extraction import summarize_extractive
-from truemem_core.schema import messages, sessions
-from truemem_core.store import Database
-from truemem_core.tokens import TokenCounter
+from truemem_core.embeddings.tokens import TokenCounter
+from truemem_core.language import summarize_extractive
+from truemem_core.storage.database import Database
+from truemem_core.storage.schema import messages, sessions
 
 STEPS = ("embed", "search", "load_session", "explicit", "total")
 

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from truemem_core.embeddings import default_embedder
-from truemem_core.extraction import extract_labelled
+from truemem_core.language import extract_labelled
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "persona_chat_valid.json"

@@ -17,7 +17,7 @@ session in the top k) and NDCG@5/@10, skipping abstention questions (``_abs``)
 and those whose evidence is only in assistant turns, as the reference does.
 
 Channels compared side by side: ``vector``, ``keyword`` (full text), ``trigram``,
-``hybrid`` (TrueMem's default search), ``hybrid-no-context`` (the same without
+``hybrid`` (TrueMem's default search), ``hybrid-no-neighbours`` (the same without
 the context channel, an ablation), plus a BM25 baseline (rank-bm25 over
 lower-cased word tokens). All of them run through the public ``TrueMem.asearch``
 on a real store (SQLite by default, or ``--database-url``), with the default
@@ -52,14 +52,14 @@ import numpy as np
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.embeddings import Embedder, Vector, normalize
-from truemem_core.schema import memories
-from truemem_core.store import Database, resolve_url
-from truemem_core.tokens import TiktokenCounter
+from truemem_core.embeddings.tokens import TiktokenCounter
+from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import memories
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-context", "bm25")
-ABLATION = "hybrid-no-context"  # hybrid with weight_context=0
+MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-neighbours", "bm25")
+ABLATION = "hybrid-no-neighbours"  # hybrid with weight_neighbours=0
 LOCOMO_KS = (5, 10, 25, 50)
 LME_KS = (5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -126,7 +126,7 @@ class Bench:
     """The store under test: ``TrueMem`` searches it, ``db`` bulk-loads it."""
 
     memory: TrueMem
-    plain: TrueMem  # the same store, searched with weight_context=0
+    plain: TrueMem  # the same store, searched with weight_neighbours=0
     db: Database
     embedder: CachedEmbedder
 
@@ -380,8 +380,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or str(Path(tmp) / "retrieval.db")
         memory = TrueMem(url, embedder=embedder, settings=settings)
-        plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_context=0.0))
-        db = Database(resolve_url(url))
+        plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_neighbours=0.0))
+        db = Database(resolve_url(url), embedder=None)
         try:
             await memory.alist_memories("nobody")  # opens the store: migrations, embedder check
             await plain.alist_memories("nobody")
@@ -390,7 +390,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "database": db.dialect, "embedder": embedder.model_name,
                 "settings": {name: getattr(settings, name) for name in (
                     "rrf_k", "rrf_depth", "weight_vector", "weight_keyword", "weight_trigram",
-                    "weight_context", "context_seeds", "context_span", "context_window_s",
+                    "weight_neighbours", "neighbour_seeds", "neighbour_span", "neighbour_window_s",
                     "trigram_threshold")},
             }
             began = time.perf_counter()

@@ -55,9 +55,9 @@ from sqlalchemy.exc import DBAPIError
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.embeddings import Embedder, Vector, normalize
-from truemem_core.memories import MemoryService
-from truemem_core.schema import memories
-from truemem_core.store import Database
+from truemem_core.memory.service import MemoryService
+from truemem_core.storage.database import Database
+from truemem_core.storage.schema import memories
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -42,8 +42,9 @@ from scale import (
     progress,
 )
 
-from truemem_core import Settings, TrueMem, default_embedder, search
+from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.embeddings import Embedder, normalize
+from truemem_core.search import hybrid as search
 
 PARTS = ("vector", "keyword", "trigram", "context", "fusion", "fetch", "search")
 _CHANNELS = {"nearest": "vector", "keyword": "keyword", "trigram": "trigram"}

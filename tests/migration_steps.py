@@ -8,7 +8,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from truemem_core.store import MIGRATIONS, resolve_url
+from truemem_core.storage.database import MIGRATIONS, resolve_url
 
 
 def _config() -> Config:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from truemem_core.extraction import ChatMessage
+from truemem_core.language import ChatMessage
 
 
 class ScriptedLLM:

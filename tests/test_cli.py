@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from truemem_core._demo import run_demo
 from truemem_core.cli import main
-from truemem_core.demo import run_demo
 
 
 def test_demo_second_model_knows_the_user(tmp_path: Path) -> None:

@@ -18,30 +18,15 @@ from migration_steps import current, head, migrate
 from sqlalchemy import column, table
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from truemem_core import (
-    InvalidInputError,
-    ScoredMemory,
-    Settings,
-    TrueMem,
-    default_embedder,
-    search,
-)
+from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, default_embedder
 from truemem_core.embeddings import normalize
-from truemem_core.retrieval import (
-    CHANNELS,
-    Fused,
-    SearchFilters,
-    bm25_rank,
-    bound_context,
-    fuse,
-    idf_rank,
-    make_filters,
-    rrf,
-    tied_ranks,
-)
-from truemem_core.schema import EmbeddingType, UTCDateTime
-from truemem_core.store import Database, resolve_url
-from truemem_core.textsearch import fragments, significant_terms, word_similarity
+from truemem_core.search import hybrid
+from truemem_core.search.filters import CHANNELS, SearchFilters, make_filters
+from truemem_core.search.fusion import Fused, bound_neighbours, fuse, rrf, tied_ranks
+from truemem_core.search.query_text import fragments, significant_terms, word_similarity
+from truemem_core.search.scoring import bm25_rank, idf_rank
+from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import EmbeddingType, UTCDateTime
 
 # -- pure functions ----------------------------------------------------------------------
 
@@ -232,7 +217,7 @@ def test_zero_weights_leave_plain_vector_order(tmp_url: str) -> None:
         assert all(set(h.ranks) == {"vector"} for h in hybrid)
 
 
-def test_context_brings_in_what_was_recorded_alongside(tmp_url: str) -> None:
+def test_neighbours_bring_in_what_was_recorded_alongside(tmp_url: str) -> None:
     # one conversation: the wedding is only "the ceremony" in the turn after the venue
     episode = [
         "Talked about the weather in Porto",
@@ -246,15 +231,15 @@ def test_context_brings_in_what_was_recorded_alongside(tmp_url: str) -> None:
             memory.add_memory("ana", note)
         hits = memory.search("ana", "greenhouse", k=4)
         assert hits[0].memory.text == episode[1]
-        neighbours = {h.memory.text: h for h in hits if "context" in h.ranks}
+        neighbours = {h.memory.text: h for h in hits if "neighbours" in h.ranks}
         assert set(neighbours) <= set(episode) and episode[2] in neighbours
         # brought in by the top hit: right below it, never above
         assert hits[1].memory.text in (episode[0], episode[2])
-        assert "context" in hits[1].ranks and hits[1].score < hits[0].score
-    with TrueMem(tmp_url, settings=Settings(weight_context=0)) as memory:
-        assert all("context" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
-    with TrueMem(tmp_url, settings=Settings(context_window_s=0)) as memory:
-        assert all("context" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
+        assert "neighbours" in hits[1].ranks and hits[1].score < hits[0].score
+    with TrueMem(tmp_url, settings=Settings(weight_neighbours=0)) as memory:
+        assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
+    with TrueMem(tmp_url, settings=Settings(neighbour_window_s=0)) as memory:
+        assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
 
 
 def _neighbours_by_definition(
@@ -262,7 +247,7 @@ def _neighbours_by_definition(
     window: timedelta, span: int,
 ) -> list[tuple[str, float]]:
     """Each seed's ``span`` closest memories on either side within ``window``, best seed
-    score per neighbour: the context channel's contract, spelled out plainly."""
+    score per neighbour: the neighbours channel's contract, spelled out plainly."""
     best: dict[str, float] = {}
     for seed in seeds:
         at = (when[seed.id], seed.id)
@@ -274,7 +259,7 @@ def _neighbours_by_definition(
 
 
 @pytest.mark.parametrize("trial", range(3))
-def test_context_channel_matches_its_definition(tmp_url: str, trial: int) -> None:
+def test_neighbours_channel_matches_its_definition(tmp_url: str, trial: int) -> None:
     rng = random.Random(trial)
     start, at = datetime(2024, 3, 1, tzinfo=UTC), []
     for _ in range(40):  # steps of 0 (ties), minutes, and an hour or more
@@ -282,7 +267,7 @@ def test_context_channel_matches_its_definition(tmp_url: str, trial: int) -> Non
         at.append(start)
     notes = [{"text": f"note {i}", "importance": 3, "created_at": t.isoformat(),
               "updated_at": t.isoformat()} for i, t in enumerate(at)]
-    settings = Settings(context_span=rng.choice([1, 2, 3]), context_window_s=1800)
+    settings = Settings(neighbour_span=rng.choice([1, 2, 3]), neighbour_window_s=1800)
     with TrueMem(tmp_url, settings=settings) as memory:
         memory.import_user("ana", {"format": "truemem.user/1", "memories": notes})
         memory.import_user("bob", {"format": "truemem.user/1", "memories": notes})
@@ -294,28 +279,29 @@ def test_context_channel_matches_its_definition(tmp_url: str, trial: int) -> Non
         timeline = sorted((t, i) for i, t in when.items()
                           if filters.created_after is None or t >= filters.created_after)
         expected = _neighbours_by_definition(
-            timeline, seeds, when, timedelta(seconds=1800), settings.context_span)
+            timeline, seeds, when, timedelta(seconds=1800), settings.neighbour_span)
 
         async def channel(filters: SearchFilters = filters) -> list[tuple[str, float]]:
-            db = Database(resolve_url(tmp_url))
+            db = Database(resolve_url(tmp_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
-                    return await search.context(conn, "ana", seeds, filters, settings)
+                    return await hybrid.neighbours(conn, "ana", seeds, filters, settings)
             finally:
                 await db.close()
 
         assert asyncio.run(channel()) == expected
 
 
-def test_bound_context_never_lifts_above_the_seed() -> None:
-    fused = [Fused("seed", 0.04, {"vector": 1}), Fused("near", 0.05, {"vector": 2, "context": 1}),
+def test_bound_neighbours_never_lifts_above_the_seed() -> None:
+    fused = [Fused("seed", 0.04, {"vector": 1}),
+             Fused("near", 0.05, {"vector": 2, "neighbours": 1}),
              Fused("other", 0.03, {"vector": 3})]
-    bounded = bound_context(fused, direct={"seed": 0.04, "near": 0.02, "other": 0.03},
-                            seeds={"near": 0.04})
+    bounded = bound_neighbours(fused, direct={"seed": 0.04, "near": 0.02, "other": 0.03},
+                               seeds={"near": 0.04})
     assert [h.id for h in bounded] == ["seed", "near", "other"]
     assert 0.03 < bounded[1].score < 0.04
     # a memory whose own score was already higher keeps it
-    kept = bound_context([Fused("x", 0.06, {"vector": 1, "context": 2})],
+    kept = bound_neighbours([Fused("x", 0.06, {"vector": 1, "neighbours": 2})],
                          direct={"x": 0.05}, seeds={"x": 0.04})
     assert kept[0].score == 0.05
 

@@ -20,7 +20,7 @@ import services
 from sqlalchemy import select
 
 from truemem_core import TrueMem
-from truemem_core.schema import jobs, messages
+from truemem_core.storage.schema import jobs, messages
 
 TESTS = Path(__file__).parent
 
@@ -116,8 +116,8 @@ def test_same_job_delivered_twice(tmp_url: str, redis_url: str) -> None:
     with TrueMem(tmp_url, redis_url=redis_url) as memory:
         recorded = memory.record("ana", "s", "I'm a carpenter.", "Cool.")
         key = recorded.jobs[0]
-        memory._core.queue().send("extract", key)  # a duplicate delivery
-        memory._core.queue().send("extract", key)
+        memory._core.jobs.queue().send(key)  # a duplicate delivery
+        memory._core.jobs.queue().send(key)
         with worker(tmp_url, redis_url):
             memory.drain(timeout=60)
             time.sleep(1)  # let the duplicates run too

@@ -22,11 +22,12 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import TrueMem, default_embedder
-from truemem_core.backends import sqlite as sqlite_backend
 from truemem_core.embeddings import normalize
-from truemem_core.retrieval import SearchFilters
-from truemem_core.schema import memories
-from truemem_core.store import Database, resolve_url
+from truemem_core.search.channels import channels_for_dialect
+from truemem_core.search.channels import sqlite as sqlite_backend
+from truemem_core.search.filters import SearchFilters
+from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import memories
 
 # Migration 0002's GIN indexes, dropped by 0006.
 _GIN_INDEXES = {"ix_memories_search_vector": "gin (search_vector)",
@@ -156,14 +157,14 @@ async def _lexical_plans(url: str, channel: str, user: str, terms: list[str]) ->
     them, or a store downgraded below 0006 has), no user_id index, no sequential scan
     unless nothing else is possible; with custom and with generic (prepared) plans.
     Rolled back afterwards."""
-    db = Database(resolve_url(url))
+    db = Database(resolve_url(url), embedder=None)
     issued: list[tuple[str, Any]] = []
 
     def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
         if statement.lstrip().upper().startswith("SELECT"):
             issued.append((statement, parameters))
 
-    search = getattr(db.backend, channel)
+    search = getattr(channels_for_dialect(db.dialect), channel)
     options: dict[str, Any] = {"threshold": 0.3} if channel == "trigram" else {}
     plans: list[str] = []
     try:

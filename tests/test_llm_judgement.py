@@ -12,9 +12,10 @@ from scripted_llm import ScriptedLLM
 from sqlalchemy import select
 
 from truemem_core import InvalidInputError, TrueMem
-from truemem_core.classify import classify_kind
-from truemem_core.contradiction import find_superseded
-from truemem_core.schema import jobs, memories
+from truemem_core.language.classify import classify_kind
+from truemem_core.language.contradiction import find_superseded
+from truemem_core.memory import write
+from truemem_core.storage.schema import jobs, memories
 
 _HANDLE_LINE = re.compile(r"^- (m\d+): (.*)$", re.MULTILINE)
 
@@ -110,11 +111,12 @@ def test_judged_ids_are_checked_again_when_written(memory: TrueMem) -> None:
     berlin = memory.add_memory("ana", "Lives in Berlin")  # closes Madrid (rules)
 
     async def add(supersedes: Any) -> Any:
-        service = await memory._core.mem()
-        async with memory._core.db.transaction() as conn:
-            return await service.add_candidate(
-                "ana", "Works at Globex", importance=4, kind=None, source_message_id=None,
-                conn=conn, supersedes=supersedes)
+        store = memory._core.memories
+        candidate = await store.candidate(
+            "ana", "Works at Globex", importance=4, kind=None, source="extracted",
+            supersedes=supersedes)
+        async with store.db.transaction() as conn:
+            return await write.add(conn, store.env, candidate, admit=True)
 
     new = memory._loop.run(add([bobs.id, madrid.id, "no-such-id"]))
     assert new is not None and new.text == "Works at Globex"

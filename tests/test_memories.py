@@ -6,12 +6,7 @@ import json
 
 import pytest
 
-from truemem_core import (
-    InvalidInputError,
-    NotFoundError,
-    Settings,
-    TrueMem,
-)
+from truemem_core import InvalidInputError, NotFoundError, Settings, TrueMem
 
 FACTS = [
     ("Works as a data engineer at Acme", 4),
@@ -331,7 +326,7 @@ def test_feedback_and_lifecycle(tmp_url: str) -> None:
 
     from sqlalchemy import update
 
-    from truemem_core.schema import memories, utcnow
+    from truemem_core.storage.schema import memories, utcnow
 
     with TrueMem(tmp_url) as memory:
         minor = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
@@ -363,7 +358,7 @@ def test_feedback_and_lifecycle(tmp_url: str) -> None:
 def test_retrieval_is_counted(memory: TrueMem) -> None:
     from sqlalchemy import select
 
-    from truemem_core.schema import memories
+    from truemem_core.storage.schema import memories
 
     added = memory.add_memory("ana", "Lives in Lisbon")
     memory.get_context("ana", "s", "Where do I live?")
@@ -389,3 +384,13 @@ def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
     after = memory.search("ana", "my dog Max", k=2, mode="vector")
     assert [h.memory.id for h in after][-1] == dog.id  # still found, ranked lower
     assert after[-1].score < before[0].score
+
+
+def test_a_retrieved_memory_is_active_again(memory: TrueMem) -> None:
+    dog = memory.add_memory("ana", "Has a golden retriever named Max", importance=2)
+    memory.feedback("ana", dog.id, "wrong")
+    assert memory.maintain("ana") == {dog.id: "ephemeral"}
+    context = memory.get_context("ana", "s", "Tell me about my dog Max")
+    assert dog.id in {hit.memory.id for hit in context.memories}
+    memory.drain()
+    assert memory.get_memory("ana", dog.id).state == "active"

@@ -10,7 +10,7 @@ from scripted_llm import ScriptedLLM, facts_json
 from sqlalchemy import select, update
 
 from truemem_core import InvalidInputError, Settings, TrueMem
-from truemem_core.schema import jobs, messages, sessions
+from truemem_core.storage.schema import jobs, messages, sessions
 
 
 def _rows(memory: TrueMem, query):  # type: ignore[no-untyped-def]
@@ -84,7 +84,7 @@ def test_replayed_summary_job_changes_nothing(tmp_url: str) -> None:
         _execute(memory, update(jobs).values(status="pending"))
 
         async def twice() -> None:
-            await asyncio.gather(*(memory._core.run_job(k) for k in keys + keys))
+            await asyncio.gather(*(memory._core.runner.run(k) for k in keys + keys))
 
         memory._loop.run(twice())
         assert _rows(memory, select(sessions.c.summary, sessions.c.summarized_through)) == before
@@ -193,7 +193,7 @@ def test_replayed_extraction_never_duplicates(tmp_url: str) -> None:
         _execute(memory, update(jobs).where(jobs.c.key == key).values(status="pending"))
 
         async def deliver_twice() -> None:
-            await asyncio.gather(memory._core.run_job(key), memory._core.run_job(key))
+            await asyncio.gather(memory._core.runner.run(key), memory._core.runner.run(key))
 
         memory._loop.run(deliver_twice())
         stored = memory.list_memories("ana")
@@ -241,7 +241,7 @@ def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
 
 
 def test_admission_control_rejects_vague_facts_and_records_why(tmp_url: str) -> None:
-    from truemem_core.schema import admission_rejections
+    from truemem_core.storage.schema import admission_rejections
 
     llm = ScriptedLLM(facts_json(("Likes things", 3, "semantic"),
                                  ("Works as a nurse at St Mary's hospital", 4, "semantic")))

@@ -10,16 +10,10 @@ import numpy as np
 import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, inspect, select
 
-from truemem_core import (
-    EmbedderMismatchError,
-    InvalidInputError,
-    Settings,
-    StorageError,
-    TrueMem,
-)
+from truemem_core import EmbedderMismatchError, InvalidInputError, Settings, StorageError, TrueMem
 from truemem_core.embeddings import Vector, normalize
-from truemem_core.schema import EmbeddingType
-from truemem_core.store import Database, resolve_url
+from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import EmbeddingType
 
 TABLES = {"memories", "memory_events", "sessions", "messages", "jobs", "truemem_meta"}
 
@@ -37,8 +31,8 @@ class LetterEmbedder:
 
 def _tables(url: str) -> set[str]:
     async def run() -> set[str]:
-        db = Database(resolve_url(url))
-        await db.open(embedding_model="x", dimension=1, check=False)
+        db = Database(resolve_url(url), embedder=None)
+        await db.open()
         async with db.transaction() as conn:
             names = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
         await db.close()
@@ -63,8 +57,8 @@ def test_vectors_are_stored_exactly(tmp_url: str) -> None:
                   Column("embedding", EmbeddingType()))
 
     async def run() -> list[Vector]:
-        db = Database(resolve_url(tmp_url))
-        await db.open(embedding_model="x", dimension=384, check=False)
+        db = Database(resolve_url(tmp_url), embedder=None)
+        await db.open()
         try:
             async with db.transaction() as conn:
                 await conn.run_sync(table.create)

@@ -1,11 +1,22 @@
-"""TrueMem: model-agnostic long-term memory for LLM applications."""
+"""TrueMem: model-agnostic long-term memory for LLM applications.
 
-from .client import TrueMem
-from .context import Context
-from .conversation import Message, SessionState
-from .embeddings import Embedder, MiniLMEmbedder, default_embedder
-from .errors import (
+The names below are the public API; every module and subpackage behind them is
+internal and may change (docs/architecture.md maps them).
+"""
+
+from truemem_core._client import TrueMem
+from truemem_core.embeddings import (
+    Embedder,
+    FunctionEmbedder,
+    MiniLMEmbedder,
+    TiktokenCounter,
+    TokenCounter,
+    default_embedder,
+)
+from truemem_core.errors import (
     BrokerError,
+    ClosedError,
+    DrainTimeoutError,
     EmbedderMismatchError,
     InvalidInputError,
     MissingDependencyError,
@@ -13,30 +24,49 @@ from .errors import (
     StorageError,
     TrueMemError,
 )
-from .extraction import LLM, ChatMessage
-from .models import Memory, MemoryEvent, ScoredMemory
-from .pipeline import Recorded
-from .settings import Settings
-from .tokens import TiktokenCounter, TokenCounter
+from truemem_core.language import LLM, ChatMessage
+from truemem_core.records import (
+    Context,
+    Feedback,
+    Kind,
+    Memory,
+    MemoryEvent,
+    Message,
+    RecalledTurn,
+    Recorded,
+    ScoredMemory,
+    SessionState,
+    Source,
+    State,
+)
+from truemem_core.settings import Settings
 
 __all__ = [
     "LLM",
     "BrokerError",
     "ChatMessage",
+    "ClosedError",
     "Context",
+    "DrainTimeoutError",
     "Embedder",
     "EmbedderMismatchError",
+    "Feedback",
+    "FunctionEmbedder",
     "InvalidInputError",
+    "Kind",
     "Memory",
     "MemoryEvent",
     "Message",
     "MiniLMEmbedder",
     "MissingDependencyError",
     "NotFoundError",
+    "RecalledTurn",
     "Recorded",
     "ScoredMemory",
     "SessionState",
     "Settings",
+    "Source",
+    "State",
     "StorageError",
     "TiktokenCounter",
     "TokenCounter",

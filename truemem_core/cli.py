@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .client import TrueMem
-from .errors import TrueMemError
-from .models import Memory
+from truemem_core._client import TrueMem
+from truemem_core.errors import TrueMemError
+from truemem_core.records import Memory
 
 
 def _print_memory(memory: Memory) -> None:
@@ -73,7 +73,7 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from truemem_core._demo import run_demo
 
     return 0 if run_demo(args.database) else 1
 

@@ -7,7 +7,8 @@
     ├── MissingDependencyError (ImportError)     optional extra not installed
     ├── StorageError                             the database failed (wraps the driver error)
     ├── BrokerError                              the job broker failed (wraps the client error)
-    └── DrainTimeoutError (also a TimeoutError)  background jobs still pending at the deadline
+    ├── DrainTimeoutError (also a TimeoutError)  background jobs still pending at the deadline
+    └── ClosedError (also a RuntimeError)        the TrueMem was closed
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class BrokerError(TrueMemError):
 
 class DrainTimeoutError(TrueMemError, TimeoutError):
     """``drain()`` ran out of time with background jobs still pending."""
+
+
+class ClosedError(TrueMemError, RuntimeError):
+    """A closed ``TrueMem`` was used again (it never reopens by itself)."""
 
 
 def require(module: str, extra: str) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInputError
+from truemem_core.errors import InvalidInputError
 
 
 def default_database_url() -> str:
@@ -55,13 +55,13 @@ class Settings:
     """RRF weight of the full-text keyword channel."""
     weight_trigram: float = 1.0
     """RRF weight of the trigram (fuzzy) channel."""
-    weight_context: float = 1.5
-    """RRF weight of the context channel: memories recorded right before/after the top hits."""
-    context_seeds: int = 3
-    """Top fused hits whose neighbours in time form the context channel."""
-    context_span: int = 2
+    weight_neighbours: float = 1.5
+    """RRF weight of the neighbours channel: memories recorded right before/after the top hits."""
+    neighbour_seeds: int = 3
+    """Top fused hits whose neighbours in time form the neighbours channel."""
+    neighbour_span: int = 2
     """Neighbours taken on each side of a seed."""
-    context_window_s: float = 1800.0
+    neighbour_window_s: float = 1800.0
     """Only memories recorded within this many seconds of a seed are its neighbours."""
     trigram_threshold: float = 0.3
     """Least pg_trgm ``word_similarity`` of a query term for a trigram match."""
@@ -100,8 +100,9 @@ class Settings:
         weights = self.channel_weights.values()
         if any(w < 0 for w in weights) or not any(weights) or self.weight_vector == 0:
             raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
-        if self.context_seeds < 0 or self.context_span < 0 or self.context_window_s < 0:
-            raise InvalidInputError("context_seeds, context_span, context_window_s must be >= 0")
+        if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:
+            raise InvalidInputError(
+                "neighbour_seeds, neighbour_span and neighbour_window_s must be >= 0")
         if not 0.0 < self.trigram_threshold <= 1.0:
             raise InvalidInputError("trigram_threshold must be in (0, 1]")
         if not 1 <= self.protected_importance <= 5 or not 1 <= self.reinforcement_cap <= 5:
@@ -111,7 +112,7 @@ class Settings:
     def channel_weights(self) -> dict[str, float]:
         """RRF weight of each search channel."""
         return {"vector": self.weight_vector, "keyword": self.weight_keyword,
-                "trigram": self.weight_trigram, "context": self.weight_context}
+                "trigram": self.weight_trigram, "neighbours": self.weight_neighbours}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from truemem_core.admission import (
+from truemem_core.memory.admission import (
     DEFAULT_THRESHOLD,
     AdmissionFactors,
     AdmissionWeights,
@@ -19,7 +19,7 @@ from truemem_core.admission import (
     score_candidate,
     specificity,
 )
-from truemem_core.models import Source
+from truemem_core.records import Source
 
 PROPERTY = settings(database=None, deadline=None)
 unit = st.floats(min_value=0.0, max_value=1.0)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from truemem_core.classify import classify_kind
+from truemem_core.language.classify import classify_kind
 
 EPISODIC_EN = [
     "Deployed v2 on Friday and it broke login",

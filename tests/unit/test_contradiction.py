@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from truemem_core.claims import Claim, parse_claims
-from truemem_core.contradiction import find_superseded, replaces, supersessions
+from truemem_core.language.claims import Claim, parse_claims
+from truemem_core.language.contradiction import find_superseded, replaces, supersessions
 
 PROPERTY = settings(database=None, deadline=None)
 

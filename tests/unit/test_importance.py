@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from truemem_core.importance import (
+from truemem_core.memory.lifecycle import (
     ARCHIVE_BELOW,
     EPHEMERAL_BELOW,
     FEEDBACK,
@@ -18,10 +18,9 @@ from truemem_core.importance import (
     half_life_days,
     is_protected,
     next_state,
-    reactivated,
     search_penalty,
 )
-from truemem_core.models import STATES, Source, State
+from truemem_core.records import STATES, Source, State
 
 PROPERTY = settings(database=None, deadline=None)
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -292,11 +291,6 @@ def test_an_old_untouched_protected_memory_keeps_its_state() -> None:
 def test_an_old_untouched_minor_memory_is_archived() -> None:
     value = score(importance=1, age_days=120)
     assert next_state("active", value, protected=is_protected(1, "extracted")) == "archived"
-
-
-@pytest.mark.parametrize("state", STATES)
-def test_a_retrieved_memory_is_reactivated(state: State) -> None:
-    assert reactivated(state) == "active"
 
 
 def test_search_penalty() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from truemem_core.extraction import (
+from truemem_core.language import (
     EXTRACTION_PROMPT,
     LLM,
     SUMMARY_PROMPT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truemem_core.extraction import CandidateFact, Kind, extract_facts, extract_labelled
+from truemem_core.language import CandidateFact, Kind, extract_facts, extract_labelled
 
 
 def only(message: str) -> CandidateFact:

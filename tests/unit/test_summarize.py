@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truemem_core.extraction import summarize_extractive
+from truemem_core.language import summarize_extractive
 
 TRIP = [
     ("user", "Hi!"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truemem_core.extraction import CandidateFact, detect_explicit
+from truemem_core.language import CandidateFact, detect_explicit
 
 
 def texts(message: str) -> list[str]:

@@ -8,8 +8,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import convert_to_messages
 
-from truemem_core import ChatMessage
-from truemem_core.embeddings import FunctionEmbedder
+from truemem_core import ChatMessage, FunctionEmbedder
 
 
 class TrueMemLangChainLLM:

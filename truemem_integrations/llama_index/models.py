@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM as LlamaLLM
 
-from truemem_core import ChatMessage
-from truemem_core.embeddings import FunctionEmbedder
+from truemem_core import ChatMessage, FunctionEmbedder
 
 from ._messages import chat_message
 

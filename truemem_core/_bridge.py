@@ -1,0 +1,82 @@
+"""The one sync bridge: a private event loop in a daemon thread.
+
+All of TrueMem's async work runs on this loop, whether the caller is sync code,
+a notebook (which already runs a loop) or another event loop. Database
+connections therefore never cross loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from truemem_core.errors import ClosedError
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    def __init__(self, name: str = "truemem-loop") -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self.closed:
+                raise ClosedError("this TrueMem is closed; open a new TrueMem to use the store")
+            if self._loop is None:
+                ready = threading.Event()
+                self._thread = threading.Thread(
+                    target=self._run, args=(ready,), name=self._name, daemon=True
+                )
+                self._thread.start()
+                ready.wait()
+            assert self._loop is not None
+            return self._loop
+
+    def _run(self, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        ready.set()
+        self._loop.run_forever()
+
+    def _loop_for(self, coro: Coroutine[Any, Any, T]) -> asyncio.AbstractEventLoop:
+        try:
+            return self.loop
+        except ClosedError:
+            coro.close()  # never started: no "was never awaited" warning
+            raise
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run on the private loop and wait (from any thread but the loop's own)."""
+        loop = self._loop_for(coro)
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("a sync TrueMem method was called from inside TrueMem's loop")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await from the caller's loop while the work runs on the private loop."""
+        loop = self._loop_for(coro)
+        if asyncio.get_running_loop() is loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+    def stop(self) -> None:
+        """Stop the loop for good: later calls raise ``ClosedError``."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+            self.closed = True
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        if threading.current_thread() is not thread:
+            thread.join(timeout=10)
+        loop.close()

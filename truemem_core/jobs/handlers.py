@@ -1,0 +1,124 @@
+"""What each kind of job does: extract facts, fold a summary, maintain the memories.
+
+A handler marks its job done in the same transaction as its effects, so a job
+delivered twice changes nothing the second time; slow work (embedding, the
+LLM) happens before that transaction opens, holding no lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from truemem_core.conversation import sessions
+from truemem_core.errors import InvalidInputError
+from truemem_core.language import (
+    LLM,
+    CandidateFact,
+    detect_explicit,
+    extract_facts,
+    extract_with_llm,
+    known_handle,
+    summarize_extractive,
+    summarize_with_llm,
+)
+from truemem_core.memory import write
+from truemem_core.memory.service import MemoryStore
+from truemem_core.records import Source
+from truemem_core.search.recall import store_embeddings
+from truemem_core.settings import Settings
+from truemem_core.storage import outbox
+from truemem_core.storage.database import Database
+
+log = logging.getLogger("truemem.jobs")
+
+_KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Handlers:
+    db: Database
+    memories: MemoryStore
+    settings: Settings
+    llm: LLM | None
+
+    async def extract(self, job: Any) -> None:
+        """Facts from a user message (and its reply) into long-term memory; both turns
+        get their embeddings, so conversation recall can find them."""
+        user, payload = job.user_id, job.payload
+        async with self.db.transaction(readonly=True) as conn:
+            said = await sessions.message(conn, user, payload["user_message_id"])
+            reply_id = payload.get("assistant_message_id")
+            answered = None if reply_id is None else await sessions.message(conn, user, reply_id)
+        if said is None:  # the session was cleared meanwhile
+            await self._finish(job.key)
+            return
+        turns = [said, *([answered] if answered else [])]
+        vectors = await self.memories.embed([turn.content for turn in turns])
+        # Read before the write transaction: the LLM call must not hold the user's lock.
+        known = ([] if self.llm is None else
+                 await self.memories.nearest_current(user, vectors[0], _KNOWN_FACTS))
+        facts = await self._facts(said.content, answered.content if answered else "",
+                                  [text for _, text in known])
+        handles = {known_handle(n): memory_id for n, (memory_id, _) in enumerate(known)}
+        candidates = []
+        for fact, source in facts:
+            try:
+                candidates.append((source, await self.memories.candidate(
+                    user, fact.text, source=source, source_message_id=said.id,
+                    importance=5 if source == "explicit" else min(fact.importance, 4),
+                    kind=None if source == "explicit" else fact.kind,
+                    supersedes=[handles[h] for h in fact.replaces if h in handles])))
+            except InvalidInputError as exc:
+                log.warning("dropped an extracted fact %r: %s", fact.text, exc)
+        async with self.db.transaction() as conn:
+            if not await outbox.finish(conn, job.key):
+                return  # a concurrent delivery got there first; its transaction wins
+            await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
+            for source, candidate in candidates:
+                # explicit requests bypass admission control
+                await write.add(conn, self.memories.env, candidate, admit=source != "explicit")
+
+    async def _facts(
+        self, said: str, answered: str, known: Sequence[str]
+    ) -> list[tuple[CandidateFact, Source]]:
+        # Explicit requests are stored on the request path by get_context; seen
+        # again here (dedup folds them) so that callers who only record keep them too.
+        found: list[tuple[CandidateFact, Source]] = [
+            (fact, "explicit") for fact in detect_explicit(said)]
+        if self.llm is None:
+            extracted = extract_facts(said)
+        else:
+            extracted = await extract_with_llm(self.llm, said, answered, known)
+        return found + [(fact, "extracted") for fact in extracted]
+
+    async def summarize(self, job: Any) -> None:
+        """Fold the session's older messages into its running summary."""
+        user, session = job.user_id, job.payload["session_id"]
+        async with self.db.transaction(readonly=True) as conn:
+            state = await sessions.state(conn, user, session, 0)
+            folding = await sessions.to_fold(conn, user, session, self.settings.recent_messages)
+        if not folding:
+            await self._finish(job.key)
+            return
+        turns = [(m.role, m.content) for m in folding]
+        if self.llm is None:
+            summary = summarize_extractive(state.summary, turns)
+        else:
+            summary = await summarize_with_llm(self.llm, state.summary, turns)
+        async with self.db.transaction() as conn:
+            if await outbox.finish(conn, job.key):
+                await sessions.fold(
+                    conn, user, session, expected_through=state.summarized_through,
+                    summary=summary, message_ids=[m.id for m in folding])
+
+    async def maintain(self, job: Any) -> None:
+        """Dynamic scores, lifecycle states and pruning for the job's user."""
+        await self.memories.maintain(job.user_id)
+        await self._finish(job.key)
+
+    async def _finish(self, key: str) -> None:
+        async with self.db.transaction() as conn:
+            await outbox.finish(conn, key)

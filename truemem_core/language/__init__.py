@@ -1,0 +1,50 @@
+"""Reading language: what a message says about its user. Pure functions, no I/O
+(the LLM calls are the one exception, through the ``LLM`` protocol).
+
+- ``detect_explicit``: "remember that…" requests (request path, importance 5)
+- ``extract_facts``: rule-based facts from a user message (no LLM configured)
+- ``summarize_extractive``: running summary without an LLM
+- ``extract_with_llm`` / ``summarize_with_llm``: the same with any :class:`LLM`
+- ``classify``: episodic or semantic; ``claims`` / ``contradiction``: which stored
+  fact a new one supersedes
+"""
+
+from truemem_core.language.llm import (
+    EXTRACTION_PROMPT,
+    LLM,
+    SUMMARY_PROMPT,
+    ChatMessage,
+    ExtractionParseError,
+    build_extraction_messages,
+    build_summary_messages,
+    clean_summary,
+    extract_with_llm,
+    known_handle,
+    parse_facts,
+    summarize_with_llm,
+)
+from truemem_core.language.rules import extract_facts, extract_labelled
+from truemem_core.language.summarize import summarize_extractive
+from truemem_core.language.triggers import detect_explicit
+from truemem_core.language.types import CandidateFact, Kind
+
+__all__ = [
+    "EXTRACTION_PROMPT",
+    "LLM",
+    "SUMMARY_PROMPT",
+    "CandidateFact",
+    "ChatMessage",
+    "ExtractionParseError",
+    "Kind",
+    "build_extraction_messages",
+    "build_summary_messages",
+    "clean_summary",
+    "detect_explicit",
+    "extract_facts",
+    "extract_labelled",
+    "extract_with_llm",
+    "known_handle",
+    "parse_facts",
+    "summarize_extractive",
+    "summarize_with_llm",
+]

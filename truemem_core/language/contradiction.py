@@ -1,0 +1,64 @@
+"""Which stored facts a new fact supersedes ("Lives in Berlin" after "Lives in Madrid").
+
+A new fact supersedes a stored one when both claim the same single-valued
+attribute of the same subject (see ``claims.py``) and the values differ. The
+caller then closes the old fact's validity (``valid_to``, ``superseded_by``)
+instead of leaving both current. Facts that add up never supersede: they make
+no claim. Values where one contains the other ("Berlin" and "Berlin, Germany",
+"tea" and "green tea") are a refinement, not a change, and the merge handles them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from truemem_core.language.claims import Claim, parse_claims
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession(Generic[K]):
+    id: K
+    old: Claim
+    new: Claim
+
+    def explain(self) -> str:
+        """E.g. ``location of user: madrid -> berlin``."""
+        return f"{self.new.attribute} of {self.new.subject}: {self.old.value} -> {self.new.value}"
+
+
+def _nested(a: str, b: str) -> bool:
+    """Whether one value's words run inside the other's."""
+    short, long = sorted((a.split(), b.split()), key=len)
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def replaces(new: Claim, old: Claim) -> bool:
+    return (
+        new.exclusive
+        and (new.subject, new.attribute) == (old.subject, old.attribute)
+        and not _nested(new.value, old.value)
+    )
+
+
+def supersessions(new_text: str, stored: Sequence[tuple[K, str]]) -> list[Supersession[K]]:
+    """Each stored fact that ``new_text`` supersedes, with the claims that clash."""
+    new_claims = parse_claims(new_text)
+    if not new_claims:
+        return []
+    found: list[Supersession[K]] = []
+    for memory_id, text in stored:
+        clash = next(
+            ((n, o) for o in parse_claims(text) for n in new_claims if replaces(n, o)), None
+        )
+        if clash is not None:
+            found.append(Supersession(memory_id, old=clash[1], new=clash[0]))
+    return found
+
+
+def find_superseded(new_text: str, stored: Sequence[tuple[K, str]]) -> list[K]:
+    """Ids of the stored facts that ``new_text`` supersedes, in ``stored`` order."""
+    return [s.id for s in supersessions(new_text, stored)]

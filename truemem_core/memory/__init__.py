@@ -1,0 +1,7 @@
+"""Long-term memory: the facts about a user and everything that decides their fate.
+
+Pure decisions (``dedup``, ``pruning``, ``lifecycle``, ``admission``) sit beside
+the SQL that applies them (``write``, ``edit``, ``maintenance``, ``reads``,
+``portability``), each taking the caller's connection; ``service.MemoryStore``
+is the transaction boundary.
+"""

@@ -1,0 +1,82 @@
+"""A user's own changes to a memory: edit, delete (with its text everywhere), feedback.
+
+Each function runs in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import or_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.embeddings import Vector
+from truemem_core.errors import InvalidInputError
+from truemem_core.memory import rows
+from truemem_core.memory.lifecycle import FEEDBACK
+from truemem_core.records import Feedback, Memory
+from truemem_core.storage.schema import memories, memory_events, utcnow
+
+
+async def update(
+    conn: AsyncConnection, user: str, memory_id: Any, *, text: str | None,
+    importance: int | None, vector: Vector | None,
+) -> Memory:
+    """Change a memory's text (with its new ``vector``) and/or importance."""
+    old = await rows.fetch(conn, user, memory_id)
+    values: dict[str, Any] = {"updated_at": utcnow()}
+    if text is not None:
+        values.update(text=text, embedding=vector)
+    if importance is not None:
+        values["importance"] = importance
+    await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
+    await rows.log(conn, user, [{
+        "memory_id": old.id, "action": "updated", "reason": "edited",
+        "old_text": old.text, "new_text": text or old.text,
+        "old_importance": old.importance, "new_importance": importance or old.importance,
+    }])
+    return rows.to_memory(await rows.fetch(conn, user, old.id))
+
+
+async def delete(conn: AsyncConnection, user: str, memory_id: Any) -> None:
+    """Delete a memory and its text everywhere; history keeps only that it was deleted."""
+    row = await rows.fetch(conn, user, memory_id)
+    await forget(conn, user, [row.id], reason="deleted by the user")
+
+
+async def forget(conn: AsyncConnection, user: str, ids: Sequence[str], *, reason: str) -> None:
+    scope = (memory_events.c.user_id == user) & memory_events.c.memory_id.in_(ids)
+    await conn.execute(
+        memory_events.update().where(scope).values(old_text=None, new_text=None, reason=None))
+    # The facts these replaced stay closed, but their history must not quote them.
+    await conn.execute(
+        memory_events.update()
+        .where(memory_events.c.user_id == user, memory_events.c.action == "superseded",
+               or_(*(memory_events.c.reason.endswith(f"(by {i})", autoescape=True)
+                     for i in ids)))
+        .values(reason="superseded by a memory that was since deleted"))
+    await conn.execute(
+        memories.update()
+        .where(memories.c.user_id == user, memories.c.superseded_by.in_(ids))
+        .values(superseded_by=None))
+    await conn.execute(
+        memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
+    await rows.log(conn, user, [{"memory_id": i, "action": "deleted", "reason": reason}
+                                for i in ids])
+
+
+def check_verdict(verdict: Any) -> Feedback:
+    if verdict not in FEEDBACK:
+        raise InvalidInputError(f"verdict must be one of {', '.join(FEEDBACK)}; got {verdict!r}")
+    return verdict  # type: ignore[no-any-return]
+
+
+async def feedback(conn: AsyncConnection, user: str, memory_id: Any, verdict: Feedback) -> Memory:
+    """Record the user's verdict; it moves the dynamic score (see ``lifecycle``), and the
+    next maintenance pass applies the state that score implies."""
+    row = await rows.fetch(conn, user, memory_id)
+    await conn.execute(memories.update().where(memories.c.id == row.id).values(
+        feedback=memories.c.feedback + FEEDBACK[verdict], updated_at=utcnow()))
+    await rows.log(conn, user, [{"memory_id": row.id, "action": "feedback", "reason": verdict}])
+    return rows.to_memory(await rows.fetch(conn, user, row.id))

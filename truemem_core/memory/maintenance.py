@@ -1,0 +1,123 @@
+"""Keeping a user's memories in shape: retrieval counts, dynamic scores and states,
+pruning past the soft limit, and re-embedding after a model change.
+
+Each function runs in the caller's transaction; updates go out in batches
+(one executemany), never a statement per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.embeddings import Vector
+from truemem_core.memory import rows
+from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.lifecycle import dynamic_score, is_protected, next_state
+from truemem_core.memory.pruning import PruneCandidate, select_for_pruning
+from truemem_core.storage.schema import memories, utcnow
+
+_BY_ID = memories.c.id == bindparam("row_id")
+
+
+async def touch(conn: AsyncConnection, user: str, ids: Sequence[str]) -> None:
+    """Count a retrieval of ``ids`` and bring ephemeral or archived ones back."""
+    if not ids:
+        return
+    await conn.execute(
+        memories.update()
+        .where(memories.c.user_id == user, memories.c.id.in_(list(ids)),
+               memories.c.valid_to.is_(None))
+        .values(retrievals=memories.c.retrievals + 1, last_accessed_at=utcnow(),
+                state="active"))
+
+
+async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str, str]:
+    """Recompute dynamic scores, move states to match, then prune; returns state changes."""
+    await env.db.lock_user(conn, user)
+    now = utcnow()
+    current = (await conn.execute(select(
+        memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
+        memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
+        memories.c.reinforcements, memories.c.feedback,
+    ).where(memories.c.user_id == user, memories.c.valid_to.is_(None)))).all()
+    changed: dict[str, str] = {}
+    updates: list[dict[str, Any]] = []
+    for row in current:
+        score = dynamic_score(
+            importance=row.importance, retrievals=row.retrievals,
+            last_access=row.last_accessed_at, created_at=row.created_at,
+            reinforcements=row.reinforcements, feedback=row.feedback, now=now)
+        state = next_state(row.state, score, protected=is_protected(
+            row.importance, row.source, protected_importance=env.settings.protected_importance))
+        if state != row.state:
+            changed[row.id] = state
+        updates.append({"row_id": row.id, "new_score": score, "new_state": state})
+    if updates:
+        await conn.execute(memories.update().where(_BY_ID).values(
+            dynamic_score=bindparam("new_score"), state=bindparam("new_state")), updates)
+    await rows.log(conn, user, [
+        {"memory_id": i, "action": "lifecycle", "reason": f"now {state}"}
+        for i, state in changed.items()])
+    for memory_id in await prune_excess(conn, env, user):
+        changed[memory_id] = "archived"
+    return changed
+
+
+async def prune_excess(conn: AsyncConnection, env: MemoryEnv, user: str) -> list[str]:
+    """Archive the user's excess memories past the soft limit; returns their ids.
+
+    The caller holds the user's lock.
+    """
+    settings = env.settings
+    live = (memories.c.user_id == user) & (memories.c.state != "archived")
+    count = (await conn.execute(select(func.count()).where(live))).scalar_one()
+    excess = count - settings.memory_limit
+    if excess <= 0:
+        return []
+    found = await conn.execute(
+        select(memories.c.id, memories.c.importance, memories.c.source, memories.c.created_at,
+               memories.c.text).where(live))
+    by_id = {row.id: row for row in found}
+    victims = select_for_pruning(
+        [PruneCandidate(r.id, r.importance, r.source, r.created_at) for r in by_id.values()],
+        excess=excess, protected_importance=settings.protected_importance)
+    if not victims:
+        return []
+    await conn.execute(
+        memories.update()
+        .where(memories.c.user_id == user, memories.c.id.in_(victims))
+        .values(state="archived", updated_at=utcnow()))
+    await rows.log(conn, user, [{
+        "memory_id": i, "action": "pruned",
+        "reason": f"over the soft limit of {settings.memory_limit}",
+        "old_text": by_id[i].text, "new_text": by_id[i].text,
+        "old_importance": by_id[i].importance, "new_importance": by_id[i].importance,
+    } for i in victims])
+    return victims
+
+
+async def all_memory_ids(conn: AsyncConnection) -> list[str]:
+    """Every memory id of the store, in a stable order (what ``reembed`` walks)."""
+    return [row.id for row in await conn.execute(select(memories.c.id).order_by(memories.c.id))]
+
+
+async def texts(conn: AsyncConnection, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(id, text) of the given memories, any user's (``reembed`` is store-wide)."""
+    found = await conn.execute(
+        select(memories.c.id, memories.c.text).where(memories.c.id.in_(list(ids))))
+    return [(row.id, row.text) for row in found]
+
+
+async def store_vectors(
+    conn: AsyncConnection, ids: Sequence[str], vectors: Vector, model_name: str
+) -> None:
+    """Replace the vectors of ``ids`` in one batch."""
+    if len(ids):
+        await conn.execute(
+            memories.update().where(_BY_ID).values(
+                embedding=bindparam("vector"), embedding_model=model_name),
+            [{"row_id": i, "vector": v} for i, v in zip(ids, vectors, strict=True)])

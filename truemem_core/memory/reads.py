@@ -1,0 +1,80 @@
+"""Reading a user's memories: one, all, a history, search hits as records, nearest facts.
+
+Each function runs in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.embeddings import Vector
+from truemem_core.errors import NotFoundError
+from truemem_core.memory import rows
+from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.lifecycle import search_penalty
+from truemem_core.memory.write import current_facts
+from truemem_core.records import Memory, MemoryEvent, ScoredMemory
+from truemem_core.search.fusion import Fused
+from truemem_core.storage.schema import memories, memory_events
+
+
+async def get(conn: AsyncConnection, user: str, memory_id: Any) -> Memory:
+    return rows.to_memory(await rows.fetch(conn, user, memory_id))
+
+
+async def list_all(conn: AsyncConnection, user: str, *, include_archived: bool) -> list[Memory]:
+    """The user's memories, most important first, oldest first within a rank."""
+    stmt = select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user)
+    if not include_archived:
+        stmt = stmt.where(memories.c.state != "archived")
+    stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
+    return [rows.to_memory(row) for row in await conn.execute(stmt)]
+
+
+async def by_ids(conn: AsyncConnection, user: str, ids: Sequence[str]) -> list[Memory]:
+    """The user's memories with these ids, in that order (unknown ids are left out)."""
+    found = {row.id: rows.to_memory(row) for row in await conn.execute(
+        select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user,
+                                           memories.c.id.in_(list(ids))))}
+    return [found[i] for i in ids if i in found]
+
+
+async def history(conn: AsyncConnection, user: str, memory_id: Any) -> list[MemoryEvent]:
+    """Every change to the memory, oldest first (also after it was deleted)."""
+    stmt = (
+        select(memory_events)
+        .where(memory_events.c.user_id == user,
+               memory_events.c.memory_id == rows.check_memory_id(memory_id))
+        .order_by(memory_events.c.id)
+    )
+    events = [rows.to_event(row) for row in await conn.execute(stmt)]
+    if not events:
+        raise NotFoundError(f"no memory {memory_id!r} for user {user!r}")
+    return events
+
+
+async def scored(conn: AsyncConnection, user: str, hits: Sequence[Fused]) -> list[ScoredMemory]:
+    """Search hits as records, best first; ephemeral and archived ones are down-ranked."""
+    if not hits:
+        return []
+    found = {row.id: rows.to_memory(row) for row in await conn.execute(
+        select(*rows.MEMORY_COLUMNS).where(
+            memories.c.user_id == user, memories.c.id.in_([h.id for h in hits])))}
+    result = [
+        ScoredMemory(found[h.id], h.score * search_penalty(found[h.id].state), h.scores, h.ranks)
+        for h in hits if h.id in found
+    ]
+    return sorted(result, key=lambda hit: -hit.score)
+
+
+async def nearest_current(
+    conn: AsyncConnection, env: MemoryEnv, user: str, vector: Vector, k: int
+) -> list[tuple[str, str]]:
+    """The user's ``k`` current memories nearest ``vector``: (id, text), nearest first."""
+    nearest = await env.channels.nearest(conn, user, vector, k)
+    current = await current_facts(conn, user, [i for i, _ in nearest])
+    return [(i, current[i].text) for i, _ in nearest if i in current]

@@ -1,0 +1,212 @@
+"""``MemoryStore``: long-term memory behind the facade; each method is one transaction.
+
+Arguments are validated and texts embedded (off the event loop) *before* the
+transaction opens, so no lock is held during CPU work; the SQL and decisions
+live in the modules of this package, which all take the caller's connection.
+Every query is filtered by ``user_id``: another user's memory id behaves
+exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from truemem_core._validation import (
+    check_id,
+    check_importance,
+    check_k,
+    check_kind,
+    check_source,
+    check_text,
+)
+from truemem_core.embeddings import Embedder, Vector, normalize
+from truemem_core.errors import InvalidInputError
+from truemem_core.language.classify import classify_kind
+from truemem_core.memory import edit, maintenance, reads, write
+from truemem_core.memory.env import MemoryEnv
+from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
+from truemem_core.search import hybrid
+from truemem_core.search.channels import channels_for_dialect
+from truemem_core.search.filters import Mode, check_mode, make_filters
+from truemem_core.settings import Settings
+from truemem_core.storage.database import Database
+
+
+class MemoryStore:
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = settings
+        self.env = MemoryEnv(db, channels_for_dialect(db.dialect), settings, embedder.model_name)
+
+    def check_user(self, user_id: Any) -> str:
+        return check_id(user_id, "user_id", self.settings.max_id_chars)
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        """Embed off the event loop (the model is CPU-bound and releases the GIL)."""
+        if not texts:
+            return np.empty((0, self.embedder.dimension), dtype=np.float32)
+        return normalize(await asyncio.to_thread(self.embedder.embed, list(texts)))
+
+    async def candidate(
+        self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,
+        source: Source, source_message_id: int | None = None, supersedes: Sequence[str] = (),
+    ) -> write.Candidate:
+        """Validate a fact and embed it; ``kind=None`` classifies it."""
+        user = self.check_user(user_id)
+        fact = check_text(text, "text", self.settings.max_text_chars)
+        if isinstance(supersedes, str) or not all(isinstance(i, str) for i in supersedes):
+            raise InvalidInputError("supersedes must be a sequence of memory ids (str)")
+        return write.Candidate(
+            user=user, text=fact,
+            importance=check_importance(
+                self.settings.default_importance if importance is None else importance),
+            kind=check_kind(classify_kind(fact) if kind is None else kind),
+            source=check_source(source), source_message_id=source_message_id,
+            vector=(await self.embed([fact]))[0], supersedes=tuple(supersedes),
+        )
+
+    # -- writes ----------------------------------------------------------------
+
+    async def add(
+        self, user_id: Any, text: Any, *, importance: int | None = None,
+        kind: Kind | None = None, source: Source = "manual",
+    ) -> Memory:
+        """Store a fact, or fold it into a near-duplicate; prune past the soft limit."""
+        new = await self.candidate(user_id, text, importance=importance, kind=kind,
+                                   source=source)
+        async with self.db.transaction() as conn:
+            stored = await write.add(conn, self.env, new, admit=False)
+        assert stored is not None  # only admission control rejects
+        return stored
+
+    async def update(
+        self, user_id: Any, memory_id: Any, *, text: Any = None, importance: Any = None
+    ) -> Memory:
+        user = self.check_user(user_id)
+        if text is None and importance is None:
+            raise InvalidInputError("nothing to update: give text= and/or importance=")
+        new_text = None if text is None else check_text(text, "text", self.settings.max_text_chars)
+        new_importance = None if importance is None else check_importance(importance)
+        vector = None if new_text is None else (await self.embed([new_text]))[0]
+        async with self.db.transaction() as conn:
+            return await edit.update(conn, user, memory_id, text=new_text,
+                                     importance=new_importance, vector=vector)
+
+    async def delete(self, user_id: Any, memory_id: Any) -> None:
+        user = self.check_user(user_id)
+        async with self.db.transaction() as conn:
+            await edit.delete(conn, user, memory_id)
+
+    async def feedback(self, user_id: Any, memory_id: Any, verdict: Any) -> Memory:
+        user = self.check_user(user_id)
+        checked = edit.check_verdict(verdict)
+        async with self.db.transaction() as conn:
+            return await edit.feedback(conn, user, memory_id, checked)
+
+    async def touch(self, user_id: str, ids: Sequence[str]) -> None:
+        """Count a retrieval of ``ids`` (off the request path: see ``conversation.turn``)."""
+        if ids:
+            async with self.db.transaction() as conn:
+                await maintenance.touch(conn, user_id, ids)
+
+    async def maintain(self, user_id: Any) -> dict[str, str]:
+        user = self.check_user(user_id)
+        async with self.db.transaction() as conn:
+            return await maintenance.maintain(conn, self.env, user)
+
+    async def prune(self, user_id: Any) -> list[str]:
+        user = self.check_user(user_id)
+        async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)
+            return await maintenance.prune_excess(conn, self.env, user)
+
+    async def reembed(
+        self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Recompute every stored vector with this embedder (after changing models).
+
+        Runs in batches; the store adopts the new model only once all are done, so
+        an interrupted run is simply run again.
+        """
+        async with self.db.transaction(readonly=True) as conn:
+            ids = await maintenance.all_memory_ids(conn)
+        for start in range(0, len(ids), batch):
+            async with self.db.transaction(readonly=True) as conn:
+                found = await maintenance.texts(conn, ids[start:start + batch])
+            vectors = await self.embed([text for _, text in found])
+            async with self.db.transaction() as conn:
+                await maintenance.store_vectors(conn, [i for i, _ in found], vectors,
+                                                self.embedder.model_name)
+            if progress:
+                progress(min(start + batch, len(ids)), len(ids))
+        async with self.db.transaction() as conn:
+            await self.db.set_embedder(conn, self.embedder.model_name, self.embedder.dimension)
+        return len(ids)
+
+    # -- reads -------------------------------------------------------------------
+
+    async def get(self, user_id: Any, memory_id: Any) -> Memory:
+        user = self.check_user(user_id)
+        async with self.db.transaction(readonly=True) as conn:
+            return await reads.get(conn, user, memory_id)
+
+    async def list_memories(self, user_id: Any, *, include_archived: Any = False) -> list[Memory]:
+        user = self.check_user(user_id)
+        if not isinstance(include_archived, bool):
+            raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
+        async with self.db.transaction(readonly=True) as conn:
+            return await reads.list_all(conn, user, include_archived=include_archived)
+
+    async def history(self, user_id: Any, memory_id: Any) -> list[MemoryEvent]:
+        user = self.check_user(user_id)
+        async with self.db.transaction(readonly=True) as conn:
+            return await reads.history(conn, user, memory_id)
+
+    async def nearest_current(self, user: str, vector: Vector, k: int) -> list[tuple[str, str]]:
+        """The user's ``k`` current facts nearest ``vector``, read outside any write
+        transaction: the caller may then wait on an LLM."""
+        async with self.db.transaction(readonly=True) as conn:
+            return await reads.nearest_current(conn, self.env, user, vector, k)
+
+    async def search(
+        self,
+        user_id: Any,
+        query: Any,
+        *,
+        k: int | None = None,
+        mode: Mode = "hybrid",
+        kind: Kind | Collection[Kind] | None = None,
+        min_importance: int | None = None,
+        state: State | Collection[State] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        include_archived: bool = False,
+        vector: Vector | None = None,
+    ) -> list[ScoredMemory]:
+        """Hybrid or single-channel top ``k`` (see ``search.hybrid``), each hit explained.
+
+        In hybrid and vector mode a user with fewer than k memories gets all of them.
+        ``vector``: the query's embedding, when the caller already has it.
+        """
+        user = self.check_user(user_id)
+        text = check_text(query, "query", self.settings.max_message_chars,
+                          setting="max_message_chars")
+        k = check_k(self.settings.search_k if k is None else k)
+        mode = check_mode(mode)
+        filters = make_filters(
+            kind=kind, min_importance=min_importance, state=state,
+            include_archived=include_archived, created_after=created_after,
+            created_before=created_before,
+        )
+        if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
+            vector = (await self.embed([text]))[0]
+        async with self.db.transaction(readonly=True) as conn:
+            hits = await hybrid.run(conn, self.env.channels, user, text, vector, k=k, mode=mode,
+                                    filters=filters, settings=self.settings)
+            return await reads.scored(conn, user, hits)

@@ -1,0 +1,193 @@
+"""The write path of a fact: dedup, supersession, admission, insert, then pruning.
+
+Everything runs inside the caller's transaction (``conn``), under the user's lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.embeddings import Vector
+from truemem_core.language.contradiction import supersessions
+from truemem_core.memory import rows
+from truemem_core.memory.admission import Admission, score_candidate
+from truemem_core.memory.dedup import merge
+from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.maintenance import prune_excess
+from truemem_core.records import Kind, Memory, Source
+from truemem_core.storage.schema import admission_rejections, memories, utcnow
+
+log = logging.getLogger("truemem.memory")
+
+_NEIGHBOURS = 20  # nearest memories checked for duplicates and superseded facts
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """A validated fact with its vector, ready to be written."""
+
+    user: str
+    text: str
+    importance: int
+    kind: Kind
+    source: Source
+    source_message_id: int | None
+    vector: Vector
+    supersedes: tuple[str, ...] = ()  # ids an LLM judged this fact to replace, unchecked
+
+
+async def add(
+    conn: AsyncConnection, env: MemoryEnv, new: Candidate, *, admit: bool
+) -> Memory | None:
+    """Store ``new``, or fold it into a near-duplicate; prune past the soft limit.
+
+    A fact that supersedes a stored one closes the old one's validity. With
+    ``admit``, a new fact scoring below the admission threshold is not stored
+    (None) and its rejection is recorded.
+    """
+    user, settings = new.user, env.settings
+    await env.db.lock_user(conn, user)
+    nearest = await env.channels.nearest(
+        conn, user, new.vector, _NEIGHBOURS, include_archived=True)
+    duplicate = (nearest[0][0] if nearest and nearest[0][1] >= settings.dedup_threshold
+                 else None)
+    current = await current_facts(
+        conn, user, [i for i in dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])
+                     if i != duplicate])
+    superseded, spared = _closes(new, current)
+    if duplicate is not None:
+        # A restatement is folded in, and still closes what it contradicts:
+        # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
+        merged = await _merge(conn, env, duplicate, new)
+        await _supersede(conn, user, superseded, current, by=duplicate)
+        return merged
+    if admit:
+        admission = score_candidate(
+            new.text, source=new.source,
+            max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
+            contradicts_stored=spared,
+            supersedes_stored=bool(superseded),
+            threshold=settings.admission_threshold)
+        if not admission.admitted:
+            await _reject(conn, new, admission)
+            return None
+    memory_id = await _insert(conn, env, new)
+    await _supersede(conn, user, superseded, current, by=memory_id)
+    await prune_excess(conn, env, user)
+    return rows.to_memory(await rows.fetch(conn, user, memory_id))
+
+
+async def current_facts(
+    conn: AsyncConnection, user: str, ids: Sequence[str]
+) -> dict[str, Any]:
+    """Of ``ids``, the memories that are live and still valid (may be superseded)."""
+    if not ids:
+        return {}
+    found = await conn.execute(
+        select(memories.c.id, memories.c.text, memories.c.source).where(
+            memories.c.user_id == user, memories.c.id.in_(list(ids)),
+            memories.c.state != "archived", memories.c.valid_to.is_(None)))
+    return {row.id: row for row in found}
+
+
+def _closes(new: Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+    """The current facts ``new`` supersedes, each with why, and whether one was spared.
+
+    Rules and the LLM's judgement add up; only ids in ``current`` (this user's
+    live, valid facts) count, so a stale or foreign id from the LLM does nothing.
+    """
+    found = supersessions(new.text, [(i, row.text) for i, row in current.items()])
+    reasons = {s.id: s.explain() for s in found}
+    for memory_id in new.supersedes:
+        if memory_id in current:
+            reasons.setdefault(memory_id, f"judged by the LLM: {new.text}")
+    # an extracted fact never overrides what the user asked us to remember
+    closed = {i: why for i, why in reasons.items()
+              if not (new.source == "extracted" and current[i].source == "explicit")}
+    return closed, len(closed) < len(reasons)
+
+
+async def _insert(conn: AsyncConnection, env: MemoryEnv, new: Candidate) -> str:
+    now = utcnow()
+    memory_id = str(uuid.uuid4())
+    await conn.execute(memories.insert().values(
+        id=memory_id, user_id=new.user, text=new.text, importance=new.importance,
+        kind=new.kind, source=new.source, state="active", reinforcements=0,
+        embedding=new.vector, embedding_model=env.model_name,
+        source_message_id=new.source_message_id, created_at=now, updated_at=now,
+        valid_from=now))
+    await rows.log(conn, new.user, [{
+        "memory_id": memory_id, "action": "added", "reason": new.source,
+        "new_text": new.text, "new_importance": new.importance}])
+    return memory_id
+
+
+async def _supersede(
+    conn: AsyncConnection, user: str, superseded: Mapping[str, str],
+    current: Mapping[str, Any], *, by: str,
+) -> None:
+    """Close the validity of ``superseded`` (id -> why) in favour of memory ``by``."""
+    if not superseded:
+        return
+    now = utcnow()
+    await conn.execute(
+        memories.update()
+        .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
+        .values(valid_to=now, invalidated_at=now, superseded_by=by,
+                state="archived", updated_at=now))
+    await rows.log(conn, user, [
+        {"memory_id": i, "action": "superseded", "reason": f"{why} (by {by})",
+         "old_text": current[i].text, "new_text": current[i].text}
+        for i, why in superseded.items()])
+
+
+async def _reject(conn: AsyncConnection, new: Candidate, admission: Admission) -> None:
+    log.info("admission rejected %r: %s", new.text, admission.explain())
+    await conn.execute(admission_rejections.insert().values(
+        user_id=new.user, text=new.text, source=new.source, score=admission.score,
+        threshold=admission.threshold, factors=dataclasses.asdict(admission.factors),
+        source_message_id=new.source_message_id, created_at=utcnow()))
+
+
+async def _merge(
+    conn: AsyncConnection, env: MemoryEnv, memory_id: str, new: Candidate
+) -> Memory:
+    old = await rows.fetch(conn, new.user, memory_id)
+    replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
+    decision = merge(
+        old_text=old.text, old_importance=old.importance,
+        new_text=new.text, new_importance=new.importance,
+        replay=replay, reinforcement_cap=env.settings.reinforcement_cap,
+    )
+    values: dict[str, Any] = {
+        "text": decision.text,
+        "importance": decision.importance,
+        "reinforcements": old.reinforcements + int(decision.reinforced),
+        "state": "active",  # a restated archived fact comes back
+        "updated_at": utcnow(),
+    }
+    reopened = old.valid_to is not None
+    if reopened:  # restated after something superseded it: true again, from now
+        values.update(valid_to=None, invalidated_at=None, superseded_by=None,
+                      valid_from=values["updated_at"])
+    if new.source == "explicit":
+        values["source"] = "explicit"
+    if decision.text != old.text:
+        values["embedding"] = new.vector
+        values["source_message_id"] = new.source_message_id
+    await conn.execute(memories.update().where(memories.c.id == memory_id).values(**values))
+    await rows.log(conn, new.user, [{
+        "memory_id": memory_id, "action": "merged",
+        "reason": ("restated after it was superseded: current again" if reopened
+                   else "reinforced by a restatement" if decision.reinforced else "replayed"),
+        "old_text": old.text, "new_text": decision.text,
+        "old_importance": old.importance, "new_importance": decision.importance,
+    }])
+    return rows.to_memory(await rows.fetch(conn, new.user, memory_id))

@@ -1,0 +1,210 @@
+"""Every record TrueMem returns: plain frozen dataclasses, JSON-friendly via ``to_dict``.
+
+``Context`` also renders itself for an LLM (pure, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Kind = Literal["semantic", "episodic"]
+Source = Literal["explicit", "extracted", "manual"]
+State = Literal["active", "ephemeral", "archived"]
+Action = Literal[
+    "added", "updated", "merged", "deleted", "pruned", "archived", "imported", "superseded",
+    "feedback", "lifecycle",
+]
+
+Feedback = Literal["helpful", "irrelevant", "wrong"]
+Role = Literal["user", "assistant", "system"]
+
+KINDS: tuple[Kind, ...] = ("semantic", "episodic")
+SOURCES: tuple[Source, ...] = ("explicit", "extracted", "manual")
+STATES: tuple[State, ...] = ("active", "ephemeral", "archived")
+ROLES: tuple[Role, ...] = ("user", "assistant", "system")
+
+
+def _jsonable(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One fact about a user."""
+
+    id: str
+    user_id: str
+    text: str
+    importance: int
+    kind: Kind
+    source: Source
+    state: State
+    reinforcements: int
+    created_at: datetime
+    updated_at: datetime
+    source_message_id: int | None = None
+    valid_to: datetime | None = None
+    """When the fact stopped being true (a newer fact superseded it); None while current."""
+    superseded_by: str | None = None
+    """The memory that superseded this one."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    """A search hit that explains itself.
+
+    ``score`` is the fused Reciprocal Rank Fusion score in hybrid search, or
+    the channel's own score in a single-channel search (cosine for
+    ``mode="vector"``). ``channels`` maps each channel that returned the memory
+    to its score there, and ``ranks`` to its 1-based rank there.
+    """
+
+    memory: Memory
+    score: float
+    channels: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory": self.memory.to_dict(), "score": self.score,
+                "channels": self.channels, "ranks": self.ranks}
+
+    def explain(self) -> str:
+        """One line: the fused score, then each channel's rank and score."""
+        parts = [f"{name} #{self.ranks[name]} ({self.channels[name]:.3g})"
+                 for name in self.ranks]
+        return f"{self.score:.4g} = " + (", ".join(parts) or "no channel")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One change in a memory's history. A deleted memory's events keep no text."""
+
+    memory_id: str
+    action: Action
+    created_at: datetime
+    reason: str | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+    old_importance: int | None = None
+    new_importance: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One stored chat message of a session."""
+
+    id: int
+    role: str
+    content: str
+    tokens: int
+    created_at: datetime
+    summarized: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """A session's running summary and its most recent messages, oldest first."""
+
+    summary: str | None
+    summarized_through: int | None
+    recent: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledTurn:
+    """A past message of the user (another session) recalled into a context."""
+
+    message_id: int
+    session_id: str
+    role: str
+    content: str
+    created_at: datetime
+    score: float
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What ``record`` stored: the two message ids and the keys of the jobs it queued."""
+
+    user_message_id: int
+    assistant_message_id: int
+    jobs: list[str]
+
+
+_PREAMBLE = (
+    "You are talking with a returning user. Use what you remember about them when it "
+    "helps; do not recite it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything the model should know before answering ``message``."""
+
+    user_id: str
+    session_id: str
+    message: str
+    summary: str | None
+    recent_messages: list[Message]
+    memories: list[ScoredMemory]
+    explicit: list[Memory]
+    recalled: list[RecalledTurn] = field(default_factory=list)
+    tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def facts(self) -> list[Memory]:
+        """Explicit memories from this message first, then the retrieved ones, no repeats."""
+        by_id: dict[str, Memory] = {}
+        for memory in [*self.explicit, *(hit.memory for hit in self.memories)]:
+            by_id.setdefault(memory.id, memory)
+        return list(by_id.values())
+
+    def to_system_prompt(self) -> str:
+        parts = [_PREAMBLE]
+        if self.facts:
+            parts.append("What you remember about the user:\n" + "\n".join(
+                f"- {m.text}" for m in self.facts))
+        if self.recalled:
+            parts.append("From earlier conversations (may be relevant):\n" + "\n".join(
+                f"- [{t.created_at:%Y-%m-%d}] {t.role}: {t.content}" for t in self.recalled))
+        if self.summary:
+            parts.append(f"Summary of the earlier conversation:\n{self.summary}")
+        return "\n\n".join(parts)
+
+    def to_messages(self, *, include_message: bool = True) -> list[dict[str, str]]:
+        """System prompt, the recent messages verbatim, then (by default) ``message``."""
+        rendered = [{"role": "system", "content": self.to_system_prompt()}]
+        rendered += [{"role": m.role, "content": m.content} for m in self.recent_messages]
+        if include_message:
+            rendered.append({"role": "user", "content": self.message})
+        return rendered
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "message": self.message,
+            "summary": self.summary,
+            "recent_messages": [m.to_dict() for m in self.recent_messages],
+            "memories": [hit.to_dict() for hit in self.memories],
+            "explicit": [m.to_dict() for m in self.explicit],
+            "recalled": [t.to_dict() for t in self.recalled],
+            "system_prompt": self.to_system_prompt(),
+            "tokens": self.tokens,
+            "timings": self.timings,
+        }

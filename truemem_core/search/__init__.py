@@ -1,0 +1,1 @@
+"""Finding a user's memories: the channels' SQL, fusion, query text, conversation recall."""

@@ -1,0 +1,89 @@
+"""Which of a user's memories a search may return: the filters, validated, and the modes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from truemem_core._validation import check_importance
+from truemem_core.errors import InvalidInputError
+from truemem_core.records import KINDS, STATES, Kind, State
+
+Mode = Literal["hybrid", "vector", "keyword", "trigram"]
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword", "trigram")
+CHANNELS: tuple[str, ...] = ("vector", "keyword", "trigram")
+"""The ranking channels a single-channel search may name."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Which of the user's memories a search may return (all conditions must hold).
+
+    ``created_after`` is inclusive and ``created_before`` exclusive, so
+    consecutive windows never return a memory twice.
+    """
+
+    states: tuple[State, ...] = ("active", "ephemeral")
+    kinds: tuple[Kind, ...] | None = None
+    min_importance: int | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+def check_mode(value: Any) -> Mode:
+    if value not in MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(MODES)}; got {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
+def make_filters(
+    *,
+    kind: Any = None,
+    min_importance: Any = None,
+    state: Any = None,
+    include_archived: Any = False,
+    created_after: Any = None,
+    created_before: Any = None,
+) -> SearchFilters:
+    """Validate the search filters; each bad value raises ``InvalidInputError``.
+
+    ``kind`` and ``state`` take one value or a collection of them. Without
+    ``state`` a search sees active and ephemeral memories, plus archived ones
+    when ``include_archived`` is true (archived memories are out of standard
+    search but still findable, §8).
+    """
+    if not isinstance(include_archived, bool):
+        raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
+    if state is None:
+        states: tuple[State, ...] = STATES if include_archived else ("active", "ephemeral")
+    else:
+        states = _choices(state, STATES, "state")  # type: ignore[assignment]
+    kinds = None if kind is None else _choices(kind, KINDS, "kind")
+    importance = None if min_importance is None else check_importance(min_importance)
+    after = _instant(created_after, "created_after")
+    before = _instant(created_before, "created_before")
+    if after is not None and before is not None and after >= before:
+        raise InvalidInputError("created_after must be earlier than created_before")
+    return SearchFilters(states, kinds, importance, after, before)  # type: ignore[arg-type]
+
+
+def _choices(value: Any, allowed: Sequence[str], what: str) -> tuple[str, ...]:
+    chosen = (value,) if isinstance(value, str) else value
+    if not isinstance(chosen, Iterable):
+        raise InvalidInputError(f"{what} must be a str or a collection of str, got {value!r}")
+    chosen = tuple(dict.fromkeys(chosen))
+    if not chosen or any(c not in allowed for c in chosen):
+        raise InvalidInputError(f"{what} must be among {', '.join(allowed)}; got {value!r}")
+    return chosen
+
+
+def _instant(value: Any, what: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"{what} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None:
+        raise InvalidInputError(f"{what} must be timezone-aware (e.g. tzinfo=UTC)")
+    return value

@@ -1,0 +1,1 @@
+"""The database: URLs, engine and transactions, tables, migrations, the jobs outbox."""

@@ -1,0 +1,182 @@
+"""The database: URL resolution, engine, migrations, transactions, error translation.
+
+A ``Database`` opens lazily: the first transaction migrates the schema and
+checks that the store's vectors come from this embedder, so constructing one
+does no I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from truemem_core.embeddings.protocol import Embedder
+from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
+from truemem_core.settings import default_database_url
+from truemem_core.storage.dialects import Dialect, dialect_for
+from truemem_core.storage.schema import store_meta
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def resolve_url(database_url: Any) -> str:
+    """A SQLAlchemy async URL from an argument, ``TRUEMEM_DATABASE_URL`` or the default.
+
+    Accepts plain paths (SQLite), ``sqlite:///…`` and ``postgresql://…`` /
+    ``postgres://…`` URLs; the async driver is filled in. Nothing is created here.
+    """
+    if database_url is None:
+        raw = os.environ.get("TRUEMEM_DATABASE_URL") or default_database_url()
+    elif isinstance(database_url, str | os.PathLike):
+        raw = os.fspath(database_url)
+        if not isinstance(raw, str):
+            raise InvalidInputError("database_url must be a text path or URL, not bytes")
+    else:
+        raise InvalidInputError(
+            f"database_url must be a path or URL string, got {type(database_url).__name__}")
+    if not raw.strip():
+        raise InvalidInputError("database_url is empty: give a SQLite path or a database URL")
+    if "://" not in raw:
+        if ":" in raw and not _WINDOWS_PATH.match(raw):
+            raise InvalidInputError(
+                f"not a database URL or path: {raw!r} (URLs look like postgresql://host/db "
+                "or sqlite:///path/to/file.db)")
+        raw = f"sqlite:///{Path(raw).expanduser()}"
+    try:
+        url = make_url(raw)
+    except ArgumentError as exc:
+        raise InvalidInputError(f"not a database URL: {raw!r}") from exc
+    backend = url.get_backend_name()
+    if backend in ("postgres", "postgresql"):
+        require("psycopg", "postgres")
+        url = url.set(drivername="postgresql+psycopg")
+    elif backend == "sqlite":
+        url = url.set(drivername="sqlite+aiosqlite")
+    else:
+        raise InvalidInputError(f"unsupported database {backend!r}: use SQLite or PostgreSQL")
+    return url.render_as_string(hide_password=False)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for PostgreSQL and in-memory SQLite)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser()
+
+
+class Database:
+    """An async engine with its dialect. The first transaction migrates and checks the embedder.
+
+    ``embedder=None`` opens a store made with any embedder (to re-embed it).
+    """
+
+    def __init__(self, url: str, *, embedder: Embedder | None) -> None:
+        self.url = url
+        self.engine: AsyncEngine = create_async_engine(url, pool_pre_ping=True)
+        self.dialect: str = self.engine.dialect.name
+        self._dialect: Dialect = dialect_for(self.dialect)
+        self._dialect.configure(self.engine)
+        self._embedder = embedder
+        self._opened = False
+        self._opening: asyncio.Lock | None = None
+
+    async def open(self) -> None:
+        """Migrate the schema and check the embedder (once; later calls return at once)."""
+        if self._opened:
+            return
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._opened:
+                return
+            path = sqlite_path(self.url)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            async with self._transaction() as conn:
+                await conn.run_sync(upgrade)
+            embedder = self._embedder
+            if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
+                dimension = await asyncio.to_thread(lambda: embedder.dimension)
+                await self._check_embedder(embedder.model_name, dimension)
+            self._opened = True
+
+    async def _check_embedder(self, model: str, dimension: int) -> None:
+        """Record the store's embedder on first use; refuse a different one after."""
+        wanted = {"embedding_model": model, "embedding_dimension": str(dimension)}
+        async with self._transaction() as conn:
+            rows = await conn.execute(select(store_meta.c.key, store_meta.c.value))
+            stored = {row.key: row.value for row in rows}
+            if not stored.keys() & wanted.keys():
+                await conn.execute(
+                    store_meta.insert(), [{"key": k, "value": v} for k, v in wanted.items()]
+                )
+                return
+        found = {k: stored.get(k) for k in wanted}
+        if found != wanted:
+            raise EmbedderMismatchError(
+                f"this store's vectors were made with {found['embedding_model']} "
+                f"({found['embedding_dimension']} dimensions) but this TrueMem embeds with "
+                f"{model} ({dimension}); pass the same embedder, or re-embed the store with "
+                "`truemem reembed` (TrueMem.reembed())"
+            )
+
+    async def set_embedder(self, conn: AsyncConnection, model: str, dimension: int) -> None:
+        await conn.execute(store_meta.delete())
+        await conn.execute(
+            store_meta.insert(),
+            [
+                {"key": "embedding_model", "value": model},
+                {"key": "embedding_dimension", "value": str(dimension)},
+            ],
+        )
+
+    async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
+        """Serialise the writers of one user until ``conn``'s transaction ends."""
+        await self._dialect.lock_user(conn, user_id)
+
+    @asynccontextmanager
+    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
+        """One transaction; database errors surface as ``StorageError``.
+
+        ``readonly`` lets SQLite readers run beside a writer (a deferred BEGIN);
+        PostgreSQL ignores it.
+        """
+        await self.open()
+        async with self._transaction(readonly=readonly) as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with self.engine.connect() as conn:
+                if readonly:
+                    await conn.execution_options(truemem_readonly=True)
+                async with conn.begin():
+                    yield conn
+        except (DBAPIError, SQLAlchemyError) as exc:
+            raise StorageError(f"database error: {exc.__class__.__name__}: {exc}") from exc
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def upgrade(connection: Connection) -> None:
+    """Bring the schema to the newest revision (a no-op when it already is)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")

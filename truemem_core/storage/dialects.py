@@ -1,0 +1,57 @@
+"""What differs per database below the SQL of search: connection set-up and the user lock."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+
+class Dialect(Protocol):
+    def configure(self, engine: AsyncEngine) -> None:
+        """Connection-level settings (pragmas, transaction start)."""
+
+    async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
+        """Serialise the writers of one user until the transaction ends."""
+
+
+class SQLite:
+    def configure(self, engine: AsyncEngine) -> None:
+        @event.listens_for(engine.sync_engine, "connect")
+        def _connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _begin(conn: Any) -> None:
+            # IMMEDIATE takes the write lock up front, so read-then-write
+            # transactions queue instead of failing with "database is locked".
+            readonly = conn.get_execution_options().get("truemem_readonly", False)
+            conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
+
+    async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
+        return None  # BEGIN IMMEDIATE already serialises every writer
+
+
+class PostgreSQL:
+    def configure(self, engine: AsyncEngine) -> None:
+        return None
+
+    async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
+        await conn.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:user_id, 0))"),
+            {"user_id": user_id},
+        )
+
+
+def dialect_for(name: str) -> Dialect:
+    if name == "postgresql":
+        return PostgreSQL()
+    if name == "sqlite":
+        return SQLite()
+    raise NotImplementedError(f"unsupported database {name!r}: use SQLite or PostgreSQL")
