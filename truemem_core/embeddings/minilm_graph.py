@@ -134,69 +134,99 @@ def _int8_tensors(path: Path) -> dict[str, np.ndarray]:
 
 def build_graph(tensors: dict[str, np.ndarray]) -> bytes:
     """The serialized fused graph: inputs as a BERT export, output ``last_hidden_state``."""
-    from onnx import TensorProto, helper, numpy_helper
-
     missing = [n for n in _required_names() if n not in tensors]
     if missing:
         raise MissingDependencyError(f"MiniLM weights incomplete: missing {missing[:3]}")
-    ms = "com.microsoft"
-    nodes: list[Any] = []
-    initializers: list[Any] = []
+    graph = _Graph(tensors)
+    x, mask = graph.embeddings()
+    for i in range(LAYERS):
+        x = graph.encoder_layer(i, x, mask,
+                                "last_hidden_state" if i == LAYERS - 1 else f"l{i}.x2")
+    return graph.serialized()
 
-    def const(name: str, array: np.ndarray) -> str:
-        initializers.append(numpy_helper.from_array(
+
+class _Graph:
+    """Builds the node list of the fused graph, layer by layer."""
+
+    ms = "com.microsoft"
+
+    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+        self.tensors = tensors
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+
+    def const(self, name: str, array: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.initializers.append(numpy_helper.from_array(
             np.ascontiguousarray(array, dtype=np.float32), name))
         return name
 
-    def node(op: str, inputs: list[str], output: str, domain: str = ms, **attrs: Any) -> str:
-        nodes.append(helper.make_node(op, inputs, [output], domain=domain, **attrs))
+    def node(self, op: str, inputs: list[str], output: str, domain: str = ms,
+             **attrs: Any) -> str:
+        from onnx import helper
+
+        self.nodes.append(helper.make_node(op, inputs, [output], domain=domain, **attrs))
         return output
 
-    def weight(name: str) -> str:
-        return const(name, tensors[name])
+    def weight(self, name: str) -> str:
+        return self.const(name, self.tensors[name])
 
-    def skip_layer_norm(h: str, residual: str, prefix: str, bias: str, output: str) -> str:
-        return node("SkipLayerNormalization",
-                    [h, residual, weight(prefix + "LayerNorm.weight"),
-                     weight(prefix + "LayerNorm.bias"), weight(bias)],
-                    output, epsilon=_EPSILON)
+    def skip_layer_norm(self, h: str, residual: str, prefix: str, bias: str, output: str) -> str:
+        return self.node("SkipLayerNormalization",
+                         [h, residual, self.weight(prefix + "LayerNorm.weight"),
+                          self.weight(prefix + "LayerNorm.bias"), self.weight(bias)],
+                         output, epsilon=_EPSILON)
 
-    ids, segments, mask = (
-        node("Cast", [name], name + "_i32", domain="", to=TensorProto.INT32)
-        for name in ("input_ids", "token_type_ids", "attention_mask"))
-    nodes.append(helper.make_node(
-        "EmbedLayerNormalization",
-        [ids, segments,
-         *(weight(f"embeddings.{t}.weight")
-           for t in ("word_embeddings", "position_embeddings", "token_type_embeddings")),
-         weight("embeddings.LayerNorm.weight"), weight("embeddings.LayerNorm.bias")],
-        ["embedded", "mask_index"], domain=ms, epsilon=_EPSILON))
-    x = "embedded"
-    for i in range(LAYERS):
+    def embeddings(self) -> tuple[str, str]:
+        """Token, position and segment embeddings, normalised; returns (hidden, mask)."""
+        from onnx import TensorProto, helper
+
+        ids, segments, mask = (
+            self.node("Cast", [name], name + "_i32", domain="", to=TensorProto.INT32)
+            for name in ("input_ids", "token_type_ids", "attention_mask"))
+        self.nodes.append(helper.make_node(
+            "EmbedLayerNormalization",
+            [ids, segments,
+             *(self.weight(f"embeddings.{t}.weight")
+               for t in ("word_embeddings", "position_embeddings", "token_type_embeddings")),
+             self.weight("embeddings.LayerNorm.weight"), self.weight("embeddings.LayerNorm.bias")],
+            ["embedded", "mask_index"], domain=self.ms, epsilon=_EPSILON))
+        return "embedded", mask
+
+    def encoder_layer(self, i: int, x: str, mask: str, output: str) -> str:
+        """Fused attention, then the feed-forward block, each with a skip layer norm."""
         layer, attention = f"encoder.layer.{i}.", f"encoder.layer.{i}.attention."
         parts = [f"{attention}self.{t}" for t in ("query", "key", "value")]
-        qkv = const(f"{attention}qkv.weight",
-                    np.concatenate([tensors[p + ".weight"] for p in parts], axis=1))
-        qkv_bias = const(f"{attention}qkv.bias",
-                         np.concatenate([tensors[p + ".bias"] for p in parts]))
-        h = node("Attention", [x, qkv, qkv_bias, mask], f"l{i}.attention", num_heads=HEADS)
-        h = node("MatMul", [h, weight(attention + "output.dense.weight")], f"l{i}.o", "")
-        x1 = skip_layer_norm(h, x, attention + "output.", attention + "output.dense.bias",
-                             f"l{i}.x1")
-        h = node("MatMul", [x1, weight(layer + "intermediate.dense.weight")], f"l{i}.up", "")
-        h = node("BiasGelu", [h, weight(layer + "intermediate.dense.bias")], f"l{i}.gelu")
-        h = node("MatMul", [h, weight(layer + "output.dense.weight")], f"l{i}.down", "")
-        x = skip_layer_norm(h, x1, layer + "output.", layer + "output.dense.bias",
-                            "last_hidden_state" if i == LAYERS - 1 else f"l{i}.x2")
-    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
-              for n in ("input_ids", "attention_mask", "token_type_ids")]
-    output = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", HIDDEN])
-    graph = helper.make_graph(nodes, "all-MiniLM-L6-v2", inputs, [output], initializers)
-    model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)], ir_version=8)
-    serialized: bytes = model.SerializeToString()
-    return serialized
+        qkv = self.const(f"{attention}qkv.weight",
+                         np.concatenate([self.tensors[p + ".weight"] for p in parts], axis=1))
+        qkv_bias = self.const(f"{attention}qkv.bias",
+                              np.concatenate([self.tensors[p + ".bias"] for p in parts]))
+        h = self.node("Attention", [x, qkv, qkv_bias, mask], f"l{i}.attention", num_heads=HEADS)
+        h = self.node("MatMul", [h, self.weight(attention + "output.dense.weight")],
+                      f"l{i}.o", "")
+        x1 = self.skip_layer_norm(h, x, attention + "output.", attention + "output.dense.bias",
+                                  f"l{i}.x1")
+        h = self.node("MatMul", [x1, self.weight(layer + "intermediate.dense.weight")],
+                      f"l{i}.up", "")
+        h = self.node("BiasGelu", [h, self.weight(layer + "intermediate.dense.bias")],
+                      f"l{i}.gelu")
+        h = self.node("MatMul", [h, self.weight(layer + "output.dense.weight")], f"l{i}.down", "")
+        return self.skip_layer_norm(h, x1, layer + "output.", layer + "output.dense.bias", output)
+
+    def serialized(self) -> bytes:
+        from onnx import TensorProto, helper
+
+        inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+                  for n in ("input_ids", "attention_mask", "token_type_ids")]
+        output = helper.make_tensor_value_info(
+            "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", HIDDEN])
+        graph = helper.make_graph(self.nodes, "all-MiniLM-L6-v2", inputs, [output],
+                                  self.initializers)
+        model = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid("", 17), helper.make_opsetid(self.ms, 1)], ir_version=8)
+        serialized: bytes = model.SerializeToString()
+        return serialized
 
 
 def _required_names() -> list[str]:
