@@ -1,0 +1,1 @@
+"""Thin adapters from TrueMem to LLM frameworks: ``langchain`` and ``llama_index``."""

@@ -1,0 +1,159 @@
+"""The layout keeps its promises (docs/architecture.md): layers import downwards only,
+modules import each other without cycles, adapters use the public API, the core
+imports no framework, and no class or function grows past what one reader holds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import truemem_core
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "truemem_core"
+ADAPTERS = ROOT / "truemem_integrations"
+
+# Each unit of the core and its layer: a unit may import its own modules and lower layers.
+LAYERS: dict[str, int] = {
+    "errors": 0, "records": 0,
+    "settings": 1, "_validation": 1, "_bridge": 1,
+    "embeddings": 2, "language": 2,
+    "storage": 3,
+    "search": 4,
+    "memory": 5,
+    "conversation": 6,
+    "jobs": 7,
+    "_users": 8,
+    "_core": 9,
+    "_client": 10,
+    "_demo": 11,
+    "cli": 12,
+    "__init__": 13,
+}
+FRAMEWORKS = ("langchain", "langchain_core", "llama_index", "fastapi", "starlette")
+MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 60
+
+
+def _modules(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*.py")):
+        if "migrations" not in path.parts:  # migrations are frozen history
+            yield path
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    """(line, absolute module, names) of every ``from … import …`` in the file."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(
+        ".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            yield node.lineno, module, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, []
+
+
+def test_every_unit_of_the_core_has_a_layer() -> None:
+    units = {_unit(_module_name(path)) for path in _modules(CORE)}
+    assert units == set(LAYERS), "add the new unit to LAYERS and docs/architecture.md"
+
+
+def test_layers_import_downwards_only() -> None:
+    upward = []
+    for path in _modules(CORE):
+        unit = _unit(_module_name(path))
+        for line, module, _ in _imports(path):
+            if not module.startswith("truemem_core"):
+                continue
+            target = _unit(module)
+            if target != unit and LAYERS[target] >= LAYERS[unit]:
+                upward.append(f"{path.relative_to(ROOT)}:{line} ({unit}) imports {module}")
+    assert not upward, "imports from a layer to one at or above it:\n" + "\n".join(upward)
+
+
+def test_modules_import_each_other_without_cycles() -> None:
+    graph: dict[str, set[str]] = {}
+    names = {_module_name(path) for path in _modules(CORE)}
+    for path in _modules(CORE):
+        edges = graph.setdefault(_module_name(path), set())
+        for _, module, imported in _imports(path):
+            for candidate in [module, *(f"{module}.{name}" for name in imported)]:
+                if candidate in names and candidate != _module_name(path):
+                    edges.add(candidate)
+    # a package's __init__ re-exporting its own modules is not a cycle through them
+    for name, edges in graph.items():
+        graph[name] = {e for e in edges if not name.startswith(e + ".")}
+    done: set[str] = set()
+
+    def visit(node: str, stack: list[str]) -> None:
+        if node in stack:
+            pytest.fail("import cycle: " + " -> ".join([*stack[stack.index(node):], node]))
+        if node in done:
+            return
+        for target in sorted(graph.get(node, ())):
+            visit(target, [*stack, node])
+        done.add(node)
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_adapters_use_only_the_public_api() -> None:
+    private = []
+    for path in _modules(ADAPTERS):
+        for line, module, imported in _imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if module.startswith("truemem_core."):
+                private.append(f"{where} imports {module}")
+            elif module == "truemem_core":
+                private += [f"{where} imports {name}" for name in imported
+                            if name not in truemem_core.__all__]
+    assert not private, "adapters import internals:\n" + "\n".join(private)
+
+
+def test_the_core_imports_no_framework() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+             for path in _modules(CORE) for line, module, _ in _imports(path)
+             if module.split(".")[0] in FRAMEWORKS]
+    assert not found, "\n".join(found)
+
+
+def test_every_module_says_its_job() -> None:
+    silent = [str(path.relative_to(ROOT)) for root in (CORE, ADAPTERS) for path in _modules(root)
+              if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not silent, "modules without a docstring: " + ", ".join(silent)
+
+
+def test_no_class_or_function_outgrows_a_reader() -> None:
+    long = []
+    for root in (CORE, ADAPTERS):
+        for path in _modules(root):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    limit = MAX_CLASS_LINES
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    limit = MAX_FUNCTION_LINES
+                else:
+                    continue
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > limit:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
+    assert not long, "\n".join(long)
