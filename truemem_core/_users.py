@@ -51,7 +51,9 @@ class Users:
         user = self.memories.check_user(user_id)
         items = portability.parse_export(data, self.memories.settings.max_text_chars)
         try:
-            chats = sessions.parse_sessions(data.get("sessions"))
+            chats = sessions.parse_sessions(data.get("sessions"), self.memories.settings)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"export 'sessions': {exc}") from exc
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
         vectors = await self.memories.embed([item["text"] for item in items])

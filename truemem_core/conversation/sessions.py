@@ -10,9 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core._validation import check_id, check_text
 from truemem_core.records import ROLES, Message, SessionState
+from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages, sessions, utcnow
 
 _COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
@@ -28,23 +31,18 @@ async def append(
     session_id: str,
     items: Sequence[tuple[str, str, int]],
 ) -> list[int]:
-    """Insert (role, content, tokens) messages, creating the session; returns their ids."""
+    """Insert (role, content, tokens) messages, creating the session; returns their ids.
+
+    The session row is an upsert: two calls opening the same new session at once
+    both succeed (a look-up then an insert would let one fail on the primary key).
+    """
     now = utcnow()
-    exists = await conn.execute(
-        select(sessions.c.user_id).where(
-            sessions.c.user_id == user_id, sessions.c.session_id == session_id
-        )
-    )
-    if exists.first() is None:
-        await conn.execute(sessions.insert().values(
-            user_id=user_id, session_id=session_id, summary=None, summarized_through=None,
-            created_at=now, updated_at=now))
-    else:
-        await conn.execute(
-            sessions.update()
-            .where(sessions.c.user_id == user_id, sessions.c.session_id == session_id)
-            .values(updated_at=now)
-        )
+    insert = (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(sessions)
+    await conn.execute(
+        insert.values(user_id=user_id, session_id=session_id, summary=None,
+                      summarized_through=None, created_at=now, updated_at=now)
+        .on_conflict_do_update(index_elements=["user_id", "session_id"],
+                               set_={"updated_at": now}))
     ids = []
     for role, content, tokens in items:  # one by one: we need each id for provenance
         result = await conn.execute(messages.insert().values(
@@ -180,19 +178,27 @@ async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str,
     return list(by_session.values())
 
 
-def parse_sessions(items: Any) -> list[dict[str, Any]]:
-    """Validate exported sessions; raises ValueError/KeyError/TypeError on bad input."""
+def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
+    """Validate exported sessions; raises ``InvalidInputError`` (bad ids or texts) or
+    ValueError/KeyError/TypeError (a malformed document)."""
     parsed = []
     for item in items or []:
         turns = [
-            {"role": m["role"], "content": str(m["content"]), "summarized": bool(m["summarized"]),
+            {"role": m["role"],
+             "content": check_text(m["content"], "a session message",
+                                   settings.max_message_chars, setting="max_message_chars"),
+             "summarized": bool(m["summarized"]),
              "created_at": datetime.fromisoformat(m["created_at"])}
             for m in item["messages"]
         ]
         if any(t["role"] not in ROLES for t in turns):
             raise ValueError(f"a message role is not one of {ROLES}")
+        summary = item.get("summary")
         parsed.append({
-            "session_id": str(item["session_id"]), "summary": item.get("summary"),
+            "session_id": check_id(item["session_id"], "session_id", settings.max_id_chars),
+            "summary": None if summary is None else check_text(
+                summary, "a session summary", settings.max_message_chars,
+                setting="max_message_chars"),
             "created_at": datetime.fromisoformat(item["created_at"]), "messages": turns,
         })
     return parsed

@@ -94,9 +94,12 @@ class Conversation:
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=recalled,
             timings=timings,
         )
-        tokens = sum(self.tokens.count(m["content"]) for m in context.to_messages())
+        tokens = await asyncio.to_thread(self._count, context)
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
+
+    def _count(self, context: Context) -> int:
+        return sum(self.tokens.count(m["content"]) for m in context.to_messages())
 
     async def _retrieve(
         self, user: str, session: str, text: str, timings: _Timings
@@ -119,8 +122,15 @@ class Conversation:
             return await sessions.state(conn, user, session, self.settings.recent_messages)
 
     async def _store_explicit(self, user: str, text: str) -> list[Memory]:
-        return [await self.memories.add(user, fact.text, importance=5, source="explicit")
-                for fact in detect_explicit(text)]
+        # Text work runs in a thread: a long message never holds up other users' calls.
+        stored = []
+        for fact in await asyncio.to_thread(detect_explicit, text):
+            try:
+                stored.append(await self.memories.add(
+                    user, fact.text, importance=5, source="explicit"))
+            except InvalidInputError as exc:  # e.g. longer than max_text_chars: not a fact
+                log.warning("did not store an explicit request: %s", exc)
+        return stored
 
     def _count_retrievals(self, user: str, ids: list[str]) -> None:
         """Retrieval counts feed adaptive importance; written off the request path."""
@@ -159,7 +169,8 @@ class Conversation:
         self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
     ) -> tuple[list[int], list[Job]]:
         user, session = self._check(user_id, session_id)
-        items = self._check_turns(turns)
+        # token counts of long messages take milliseconds: off the event loop
+        items = await asyncio.to_thread(self._check_turns, turns)
         async with self.db.transaction() as conn:
             ids = await sessions.append(conn, user, session, items)
             unsummarized = await sessions.unsummarized_tokens(conn, user, session)

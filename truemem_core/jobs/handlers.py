@@ -7,6 +7,7 @@ LLM) happens before that transaction opens, holding no lock.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,8 +75,9 @@ class Handlers:
             except InvalidInputError as exc:
                 log.warning("dropped an extracted fact %r: %s", fact.text, exc)
         async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
             if not await outbox.finish(conn, job.key):
-                return  # a concurrent delivery got there first; its transaction wins
+                return  # done by a concurrent delivery, or the user was erased
             await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
             for source, candidate in candidates:
                 # explicit requests bypass admission control
@@ -86,10 +88,11 @@ class Handlers:
     ) -> list[tuple[CandidateFact, Source]]:
         # Explicit requests are stored on the request path by get_context; seen
         # again here (dedup folds them) so that callers who only record keep them too.
+        # The rules run in a thread: a long message never holds up other users' calls.
         found: list[tuple[CandidateFact, Source]] = [
-            (fact, "explicit") for fact in detect_explicit(said)]
+            (fact, "explicit") for fact in await asyncio.to_thread(detect_explicit, said)]
         if self.llm is None:
-            extracted = extract_facts(said)
+            extracted = await asyncio.to_thread(extract_facts, said)
         else:
             extracted = await extract_with_llm(self.llm, said, answered, known)
         return found + [(fact, "extracted") for fact in extracted]
@@ -105,10 +108,11 @@ class Handlers:
             return
         turns = [(m.role, m.content) for m in folding]
         if self.llm is None:
-            summary = summarize_extractive(state.summary, turns)
+            summary = await asyncio.to_thread(summarize_extractive, state.summary, turns)
         else:
             summary = await summarize_with_llm(self.llm, state.summary, turns)
         async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
             if await outbox.finish(conn, job.key):
                 await sessions.fold(
                     conn, user, session, expected_through=state.summarized_through,

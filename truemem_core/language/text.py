@@ -14,6 +14,7 @@ _ABBREVIATION = re.compile(
     r"(?:^|\s)(?:mr|mrs|ms|dr|prof|sr|sra|srta|st|jr|vs|e\.g|i\.e|approx|p\.ej|ud|uds)\.$",
     re.IGNORECASE,
 )
+_ABBREVIATION_END = 16  # characters: the longest abbreviation and the space before it
 
 
 def normalise(text: str) -> str:
@@ -37,12 +38,18 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for boundary in _BOUNDARY.finditer(text):
         piece = text[start : boundary.start()]
-        if _ABBREVIATION.search(piece) and "\n" not in boundary.group():
+        if _ends_with_abbreviation(piece) and "\n" not in boundary.group():
             continue
         spans.append((start, boundary.start()))
         start = boundary.end()
     spans.append((start, len(text)))
     return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _ends_with_abbreviation(piece: str) -> bool:
+    # Only the end is read: "Dr. Dr. Dr. …" must not rescan a growing piece each time.
+    end = piece if len(piece) <= _ABBREVIATION_END else "x" + piece[-_ABBREVIATION_END:]
+    return bool(_ABBREVIATION.search(end))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -10,6 +10,7 @@ are not requests, except the polite "Could you remember that…?".
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from truemem_core.language.perspective import Lang, is_first_person_verb, third_person
@@ -17,6 +18,8 @@ from truemem_core.language.text import fold, normalise, sentence_spans, strip_ed
 from truemem_core.language.types import CandidateFact
 
 EXPLICIT_IMPORTANCE = 5
+MAX_EXPLICIT_FACTS = 20  # per message: one message is not a bulk import
+_WINDOW = 200  # characters read on each side of a trigger
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,29 +131,38 @@ class _Hit:
 
 
 def detect_explicit(message: str) -> list[CandidateFact]:
-    """Facts the user explicitly asked to be remembered, importance 5, in message order."""
+    """Facts the user explicitly asked to be remembered, importance 5, in message order.
+
+    Linear in the message: each trigger looks at a bounded window around itself,
+    so a hostile message cannot make detection quadratic. At most
+    ``MAX_EXPLICIT_FACTS`` facts come out of one message.
+    """
     if not _KEYWORD.search(message):
         return []  # the common case on the request path: no trigger word at all
     text = normalise(message)
+    folded = fold(text)
     facts: list[CandidateFact] = []
     seen: set[str] = set()
-    hits = _hits(text)
+    hits = _hits(text, folded)
     for index, hit in enumerate(hits):
-        end = min([hit.sentence_end] + [h.start for h in hits[index + 1 :]])
-        tail = _TAIL.search(fold(text[hit.fact_start : end]))
-        content = text[hit.fact_start : hit.fact_start + tail.start() if tail else end]
+        end = hit.sentence_end if index + 1 == len(hits) else min(
+            hit.sentence_end, hits[index + 1].start)
+        content = text[hit.fact_start : _tail_start(folded, hit.fact_start, end)]
         for clause in _clauses(content, _language(hit.lang, fold(content))):
             fact = _to_fact(clause, _language(hit.lang, fold(clause)))
             if re.search(r"[^\W\d_]", fact) and fact.lower() not in seen:
                 seen.add(fact.lower())
                 facts.append(CandidateFact(fact, EXPLICIT_IMPORTANCE, "semantic"))
+                if len(facts) == MAX_EXPLICIT_FACTS:
+                    return facts
     return facts
 
 
-def _hits(text: str) -> list[_Hit]:
+def _hits(text: str, folded: str) -> list[_Hit]:
     """The trigger matches that are real requests, in order, without overlaps."""
-    folded = fold(text)
     spans = sentence_spans(text)
+    starts = [start for start, _ in spans]
+    asks: dict[int, bool] = {}  # sentence start -> it is a question
     matches = sorted(
         ((m, t) for t in _TRIGGERS for m in t.pattern.finditer(folded)),
         key=lambda pair: (pair[0].start(), -pair[0].end()),
@@ -159,20 +171,39 @@ def _hits(text: str) -> list[_Hit]:
     for match, trigger in matches:
         if hits and match.start() < hits[-1].fact_start:
             continue  # inside the previous trigger ("make a note" contains "note")
-        sentence_start, sentence_end = next(sp for sp in spans if sp[0] <= match.start() < sp[1])
-        before = folded[sentence_start : match.start()]
+        sentence_start, sentence_end = spans[bisect_right(starts, match.start()) - 1]
+        if sentence_start not in asks:
+            asks[sentence_start] = folded[
+                sentence_start : _tail_start(folded, sentence_start, sentence_end)
+            ].strip().endswith("?")
+        # Only a bounded window around the trigger is read: fillers and the start
+        # of the fact are short, and a window keeps a long message linear.
+        window_start = max(sentence_start, match.start() - _WINDOW)
+        before = ("…" if window_start > sentence_start else "") + folded[
+            window_start : match.start()]
         # a request may follow another in the same sentence: "…, and don't forget…"
         chained = bool(hits) and hits[-1].sentence_end > match.start()
-        sentence = _TAIL.sub("", folded[sentence_start:sentence_end]).strip()
         polite = bool(_POLITE.search(before) or _POLITE_TRIGGER.match(match.group()))
-        content = _TAIL.sub("", folded[match.end() : sentence_end]).strip()
+        window_end = min(sentence_end, match.end() + _WINDOW)
+        content = folded[match.end() : _tail_start(folded, match.end(), window_end)]
         if (
             _imperative_position(before, chained=chained)
-            and (polite or not sentence.endswith("?"))
-            and _requested_fact(trigger, match, content, before)
+            and (polite or not asks[sentence_start])
+            and _requested_fact(trigger, match, content.strip(), before)
         ):
             hits.append(_Hit(match.start(), match.end(), trigger.lang, sentence_end))
     return hits
+
+
+def _tail_start(folded: str, start: int, end: int) -> int:
+    """Where the closing words ("ok, thanks", "por favor") of ``folded[start:end]`` begin.
+
+    Only the last ``_WINDOW`` characters are read: a tail is a few words, and the
+    tail pattern rescans from every position, which a long input makes quadratic.
+    """
+    offset = max(start, end - _WINDOW)
+    tail = _TAIL.search(folded, offset, end)
+    return tail.start() if tail else end
 
 
 def _imperative_position(before: str, *, chained: bool) -> bool:

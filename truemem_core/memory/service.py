@@ -113,6 +113,7 @@ class MemoryStore:
         """Count a retrieval of ``ids`` (off the request path: see ``conversation.turn``)."""
         if ids:
             async with self.db.transaction() as conn:
+                await self.db.lock_user(conn, user_id)  # as every writer: erase_user wins
                 await maintenance.touch(conn, user_id, ids)
 
     async def maintain(self, user_id: Any) -> dict[str, str]:

@@ -23,9 +23,10 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from truemem_core.embeddings.protocol import Embedder
-from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
+from truemem_core.errors import EmbedderMismatchError, InvalidInputError, require
 from truemem_core.settings import default_database_url
 from truemem_core.storage.dialects import Dialect, dialect_for
+from truemem_core.storage.failures import storage_error
 from truemem_core.storage.schema import store_meta
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -168,7 +169,7 @@ class Database:
                 async with conn.begin():
                     yield conn
         except (DBAPIError, SQLAlchemyError) as exc:
-            raise StorageError(f"database error: {exc.__class__.__name__}: {exc}") from exc
+            raise storage_error(exc) from exc
 
     async def close(self) -> None:
         await self.engine.dispose()
