@@ -18,7 +18,7 @@ from truemem_core.embeddings import Vector
 from truemem_core.language.contradiction import supersessions
 from truemem_core.memory import rows
 from truemem_core.memory.admission import Admission, score_candidate
-from truemem_core.memory.dedup import merge
+from truemem_core.memory.dedup import centroid, merge, same_details
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.records import Kind, Memory, Source
@@ -56,17 +56,18 @@ async def add(
     await env.db.lock_user(conn, user)
     nearest = await env.channels.nearest(
         conn, user, new.vector, _NEIGHBOURS, include_archived=True)
-    duplicate = (nearest[0][0] if nearest and nearest[0][1] >= settings.dedup_threshold
-                 else None)
+    duplicates = await _duplicates(conn, user, new, [
+        i for i, score in nearest if score >= settings.dedup_threshold])
+    folded = {row.id for row in duplicates}
     current = await current_facts(
         conn, user, [i for i in dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])
-                     if i != duplicate])
+                     if i not in folded])
     superseded, spared = _closes(new, current)
-    if duplicate is not None:
+    if duplicates:
         # A restatement is folded in, and still closes what it contradicts:
         # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
-        merged = await _merge(conn, env, duplicate, new)
-        await _supersede(conn, user, superseded, current, by=duplicate)
+        merged = await _merge(conn, env, duplicates, new)
+        await _supersede(conn, user, superseded, current, by=merged.id)
         return merged
     if admit:
         admission = score_candidate(
@@ -156,38 +157,84 @@ async def _reject(conn: AsyncConnection, new: Candidate, admission: Admission) -
         source_message_id=new.source_message_id, created_at=utcnow()))
 
 
+async def _duplicates(
+    conn: AsyncConnection, user: str, new: Candidate, close: Sequence[str]
+) -> list[Any]:
+    """The stored facts ``new`` is a restatement of, nearest first, with their vectors.
+
+    Only those whose details (numbers, names) agree with ``new`` and with each
+    other: a new fact that bridges several stored variants folds them all into
+    one, so the outcome does not depend on the order the variants arrived in.
+    """
+    if not close:
+        return []
+    found = {row.id: row for row in await conn.execute(
+        select(*rows.MEMORY_COLUMNS, memories.c.embedding).where(
+            memories.c.user_id == user, memories.c.id.in_(list(close))))}
+    chosen: list[Any] = []
+    for row in (found[i] for i in close if i in found):
+        if all(same_details(row.text, other) for other in [new.text, *(c.text for c in chosen)]):
+            chosen.append(row)
+    return chosen
+
+
 async def _merge(
-    conn: AsyncConnection, env: MemoryEnv, memory_id: str, new: Candidate
+    conn: AsyncConnection, env: MemoryEnv, duplicates: Sequence[Any], new: Candidate
 ) -> Memory:
-    old = await rows.fetch(conn, new.user, memory_id)
+    """Fold ``new`` (and any further stored variants) into the nearest duplicate."""
+    old, absorbed = duplicates[0], list(duplicates[1:])
+    # the most complete stored text, the survivor's on a tie
+    written = max(duplicates, key=lambda row: len(row.text))
     replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
     decision = merge(
-        old_text=old.text, old_importance=old.importance,
+        old_text=written.text, old_importance=max(row.importance for row in duplicates),
         new_text=new.text, new_importance=new.importance,
         replay=replay, reinforcement_cap=env.settings.reinforcement_cap,
     )
     values: dict[str, Any] = {
         "text": decision.text,
         "importance": decision.importance,
-        "reinforcements": old.reinforcements + int(decision.reinforced),
+        "reinforcements": sum(row.reinforcements for row in duplicates) + len(absorbed)
+        + int(decision.reinforced),
         "state": "active",  # a restated archived fact comes back
         "updated_at": utcnow(),
+        "source_message_id": (new.source_message_id if decision.text == new.text
+                              and decision.text != written.text else written.source_message_id),
     }
+    if not replay:  # every variant pulls the stored vector towards itself
+        values["embedding"] = centroid(
+            [*(row.embedding for row in duplicates), new.vector],
+            [*(row.reinforcements + 1.0 for row in duplicates), 1.0])
     reopened = old.valid_to is not None
     if reopened:  # restated after something superseded it: true again, from now
         values.update(valid_to=None, invalidated_at=None, superseded_by=None,
                       valid_from=values["updated_at"])
-    if new.source == "explicit":
+    if new.source == "explicit" or any(row.source == "explicit" for row in duplicates):
         values["source"] = "explicit"
-    if decision.text != old.text:
-        values["embedding"] = new.vector
-        values["source_message_id"] = new.source_message_id
-    await conn.execute(memories.update().where(memories.c.id == memory_id).values(**values))
+    await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
     await rows.log(conn, new.user, [{
-        "memory_id": memory_id, "action": "merged",
+        "memory_id": old.id, "action": "merged",
         "reason": ("restated after it was superseded: current again" if reopened
                    else "reinforced by a restatement" if decision.reinforced else "replayed"),
         "old_text": old.text, "new_text": decision.text,
         "old_importance": old.importance, "new_importance": decision.importance,
     }])
-    return rows.to_memory(await rows.fetch(conn, new.user, memory_id))
+    await _absorb(conn, new.user, absorbed, into=old.id)
+    return rows.to_memory(await rows.fetch(conn, new.user, old.id))
+
+
+async def _absorb(conn: AsyncConnection, user: str, absorbed: Sequence[Any], *, into: str) -> None:
+    """Remove stored variants folded into memory ``into``; their history stays."""
+    if not absorbed:
+        return
+    ids = [row.id for row in absorbed]
+    await conn.execute(
+        memories.update().where(memories.c.user_id == user, memories.c.superseded_by.in_(ids))
+        .values(superseded_by=into))
+    await conn.execute(
+        memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
+    await rows.log(conn, user, [
+        {"memory_id": row.id, "action": "merged", "reason": f"folded into {into} (same fact)",
+         "old_text": row.text, "new_text": row.text,
+         "old_importance": row.importance, "new_importance": row.importance}
+        for row in absorbed])
