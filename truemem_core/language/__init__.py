@@ -23,7 +23,7 @@ from truemem_core.language.llm import (
     parse_facts,
     summarize_with_llm,
 )
-from truemem_core.language.rules import extract_facts, extract_labelled
+from truemem_core.language.rule_extractor import extract_facts, extract_labelled
 from truemem_core.language.summarize import summarize_extractive
 from truemem_core.language.triggers import detect_explicit
 from truemem_core.language.types import CandidateFact, Kind

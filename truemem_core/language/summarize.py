@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from truemem_core.language.rules import extract_facts
+from truemem_core.language.rule_extractor import extract_facts
 from truemem_core.language.text import normalise, split_sentences, words
 
 _MAX_CHARS = 300  # one rambling sentence must not eat the summary
