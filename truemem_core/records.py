@@ -163,14 +163,17 @@ class Context:
     memories: list[ScoredMemory]
     explicit: list[Memory]
     recalled: list[RecalledTurn] = field(default_factory=list)
+    critical: list[Memory] = field(default_factory=list)
+    """The user's importance-5 memories (allergies, standing instructions): always here."""
     tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def facts(self) -> list[Memory]:
-        """Explicit memories from this message first, then the retrieved ones, no repeats."""
+        """Explicit memories from this message, the critical ones, then the retrieved
+        ones; no repeats."""
         by_id: dict[str, Memory] = {}
-        for memory in [*self.explicit, *(hit.memory for hit in self.memories)]:
+        for memory in [*self.explicit, *self.critical, *(hit.memory for hit in self.memories)]:
             by_id.setdefault(memory.id, memory)
         return list(by_id.values())
 
@@ -203,6 +206,7 @@ class Context:
             "recent_messages": [m.to_dict() for m in self.recent_messages],
             "memories": [hit.to_dict() for hit in self.memories],
             "explicit": [m.to_dict() for m in self.explicit],
+            "critical": [m.to_dict() for m in self.critical],
             "recalled": [t.to_dict() for t in self.recalled],
             "system_prompt": self.to_system_prompt(),
             "tokens": self.tokens,

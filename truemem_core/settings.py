@@ -71,6 +71,8 @@ class Settings:
     """Most tokens of recalled turns put in the context."""
     recall_min_score: float = 0.4
     """Least cosine similarity for a past turn to be recalled."""
+    critical_limit: int = 10
+    """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
     recent_messages: int = 20
     """Messages of the session kept verbatim in the context."""
@@ -95,6 +97,8 @@ class Settings:
         for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
+        if self.critical_limit < 0:
+            raise InvalidInputError("critical_limit must be >= 0")
         if self.rrf_k < 0 or self.rrf_depth < 1:
             raise InvalidInputError("rrf_k must be at least 0 and rrf_depth at least 1")
         weights = self.channel_weights.values()

@@ -78,21 +78,23 @@ class Conversation:
     # -- get context ----------------------------------------------------------
 
     async def get_context(self, user_id: Any, session_id: Any, message: Any) -> Context:
-        """Summary, recent messages, relevant memories and past turns for ``message``."""
+        """Summary, recent messages, relevant memories and past turns for ``message``,
+        and the user's critical (importance-5) memories whatever the message."""
         user, session = self._check(user_id, session_id)
         text = self._check_message(message, "message")
         timings = _Timings()
         began = time.perf_counter()
-        (hits, recalled), state, stored = await asyncio.gather(
+        (hits, recalled), state, stored, critical = await asyncio.gather(
             self._retrieve(user, session, text, timings),
             timings.time("load_session", self._load_session(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
+            timings.time("critical", self.memories.critical(user)),
         )
         self._count_retrievals(user, [hit.memory.id for hit in hits])
         context = Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=recalled,
-            timings=timings,
+            critical=critical, timings=timings,
         )
         tokens = await asyncio.to_thread(self._count, context)
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)

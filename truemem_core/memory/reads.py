@@ -71,6 +71,18 @@ async def scored(conn: AsyncConnection, user: str, hits: Sequence[Fused]) -> lis
     return sorted(result, key=lambda hit: -hit.score)
 
 
+async def critical(conn: AsyncConnection, user: str, limit: int) -> list[Memory]:
+    """The user's current importance-5 memories, most recently updated first."""
+    if limit < 1:
+        return []
+    found = await conn.execute(
+        select(*rows.MEMORY_COLUMNS)
+        .where(memories.c.user_id == user, memories.c.importance >= 5,
+               memories.c.state != "archived", memories.c.valid_to.is_(None))
+        .order_by(memories.c.updated_at.desc(), memories.c.id).limit(limit))
+    return [rows.to_memory(row) for row in found]
+
+
 async def nearest_current(
     conn: AsyncConnection, env: MemoryEnv, user: str, vector: Vector, k: int
 ) -> list[tuple[str, str]]:
