@@ -20,6 +20,7 @@ from truemem_core.conversation import sessions
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.language import detect_explicit
+from truemem_core.memory import reads
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import (
     ROLES,
@@ -84,11 +85,10 @@ class Conversation:
         text = self._check_message(message, "message")
         timings = _Timings()
         began = time.perf_counter()
-        (hits, recalled), state, stored, critical = await asyncio.gather(
+        (hits, recalled), (state, critical), stored = await asyncio.gather(
             self._retrieve(user, session, text, timings),
-            timings.time("load_session", self._load_session(user, session)),
+            timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
-            timings.time("critical", self.memories.critical(user)),
         )
         self._count_retrievals(user, [hit.memory.id for hit in hits])
         context = Context(
@@ -118,6 +118,12 @@ class Conversation:
             return await recall(
                 conn, self.memories.env.channels, user, session, vector, k=settings.recall_k,
                 token_budget=settings.recall_token_budget, min_score=settings.recall_min_score)
+
+    async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
+        """What does not depend on the message: the session and the critical memories."""
+        async with self.db.transaction(readonly=True) as conn:
+            return (await sessions.state(conn, user, session, self.settings.recent_messages),
+                    await reads.critical(conn, user, self.settings.critical_limit))
 
     async def _load_session(self, user: str, session: str) -> SessionState:
         async with self.db.transaction(readonly=True) as conn:

@@ -169,11 +169,6 @@ class MemoryStore:
         async with self.db.transaction(readonly=True) as conn:
             return await reads.history(conn, user, memory_id)
 
-    async def critical(self, user: str) -> list[Memory]:
-        """What every context carries: the user's importance-5 memories, capped."""
-        async with self.db.transaction(readonly=True) as conn:
-            return await reads.critical(conn, user, self.settings.critical_limit)
-
     async def nearest_current(self, user: str, vector: Vector, k: int) -> list[tuple[str, str]]:
         """The user's ``k`` current facts nearest ``vector``, read outside any write
         transaction: the caller may then wait on an LLM."""
