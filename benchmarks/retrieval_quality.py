@@ -18,13 +18,14 @@ and those whose evidence is only in assistant turns, as the reference does.
 
 Channels compared side by side: ``vector``, ``keyword`` (full text), ``trigram``,
 ``hybrid`` (TrueMem's default search), ``hybrid-no-neighbours`` (the same without
-the context channel, an ablation), plus a BM25 baseline (rank-bm25 over
+the neighbours channel, an ablation), plus a BM25 baseline (rank-bm25 over
 lower-cased word tokens). All of them run through the public ``TrueMem.asearch``
 on a real store (SQLite by default, or ``--database-url``), with the default
-local embedder. Rows are bulk-inserted (batched embeddings, one ``executemany`` per
-memory space): ``add_memory`` would deduplicate similar turns.
+local embedder. Rows are bulk-inserted into the ``memories`` table of
+``truemem_core.storage.schema`` (batched embeddings, one ``executemany`` per memory
+space): ``add_memory`` would deduplicate similar turns.
 
-    .venv/bin/python benchmarks/retrieval_quality.py --json /tmp/retrieval.json
+    .venv/bin/python benchmarks/retrieval_quality.py --json retrieval.json
     .venv/bin/python benchmarks/retrieval_quality.py --only locomo --set weight_keyword=1.5
 """
 
@@ -49,11 +50,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import Vector, bulk_async_engine, normalize
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from truemem_core import Settings, TrueMem, default_embedder
-from truemem_core.embeddings import Embedder, Vector, normalize
-from truemem_core.embeddings.tokens import TiktokenCounter
-from truemem_core.storage.database import Database, resolve_url
+from truemem_core import Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ class Bench:
 
     memory: TrueMem
     plain: TrueMem  # the same store, searched with weight_neighbours=0
-    db: Database
+    db: AsyncEngine
     embedder: CachedEmbedder
 
     async def load(self, user: str, items: Sequence[tuple[str, str, datetime]]) -> Space:
@@ -145,7 +145,7 @@ class Space:
 
 
 async def load_space(
-    db: Database, model: str, user: str, items: Sequence[tuple[str, str, datetime]],
+    db: AsyncEngine, model: str, user: str, items: Sequence[tuple[str, str, datetime]],
     vectors: Sequence[Vector],
 ) -> Space:
     """Bulk-insert (unit id, text, created_at) rows as one user's memories."""
@@ -161,7 +161,7 @@ async def load_space(
             "embedding": vector, "embedding_model": model,
             "source_message_id": None, "created_at": created, "updated_at": created,
         })
-    async with db.transaction() as conn:
+    async with db.begin() as conn:
         await conn.execute(memories.insert(), rows)
     return space
 
@@ -381,13 +381,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         url = args.database_url or str(Path(tmp) / "retrieval.db")
         memory = TrueMem(url, embedder=embedder, settings=settings)
         plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_neighbours=0.0))
-        db = Database(resolve_url(url), embedder=None)
+        db = bulk_async_engine(url)
         try:
             await memory.alist_memories("nobody")  # opens the store: migrations, embedder check
             await plain.alist_memories("nobody")
             bench = Bench(memory, plain, db, embedder)
             result: dict[str, Any] = {
-                "database": db.dialect, "embedder": embedder.model_name,
+                "database": db.dialect.name, "embedder": embedder.model_name,
                 "settings": {name: getattr(settings, name) for name in (
                     "rrf_k", "rrf_depth", "weight_vector", "weight_keyword", "weight_trigram",
                     "weight_neighbours", "neighbour_seeds", "neighbour_span", "neighbour_window_s",
@@ -406,7 +406,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 print(lme_table(result["longmemeval"], modes), flush=True)
             result["seconds"] = round(time.perf_counter() - began, 1)
         finally:
-            await db.close()
+            await db.dispose()
             await memory.aclose()
             await plain.aclose()
     return result
