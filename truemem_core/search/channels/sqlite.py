@@ -5,8 +5,8 @@ Migration 0002 keeps two contentless FTS5 tables in step with ``memories``
 keyed by ``memories_fts_ids``. Migration 0005 numbers those rows by user (a
 user's rowids start at their ``memories_fts_users.slot << 32``) and every MATCH
 here carries the user's rowid range: FTS5 seeks each term's doclist to that
-user's rows instead of walking every user's (1,000 users x 150 memories:
-search p50 238 -> 30 ms, trigram 198 -> 7, keyword 17 -> 6; docs/benchmarks.md).
+user's rows instead of walking every user's, so a search costs what the user
+has, not what the store has.
 
 The indexes only find which memory matches which query term; scoring is shared
 with PostgreSQL (``search.scoring``): BM25 with this user's statistics for keywords
