@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -13,15 +13,26 @@ from langchain.agents import create_agent
 from langchain_core._api.deprecation import LangChainDeprecationWarning
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.output_parsers import StrOutputParser
+from langchain_core.outputs import ChatResult
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_tests.integration_tests import RetrieversIntegrationTests
+from pydantic import BaseModel, Field
 
-from truemem_core import Settings, TrueMem
+from truemem_core import InvalidInputError, Settings, TrueMem, TrueMemError
 from truemem_integrations.langchain import (
     LangChainEmbedder,
     TrueMemChatMessageHistory,
@@ -85,7 +96,7 @@ def test_ids_can_come_from_the_config(memory: TrueMem) -> None:
     memory.drain()
     assert "Name is Ana" not in prompt_of(model)  # one user's memories never reach another
     assert [m.content for m in memory.get_session("ben", "b").recent] == ["Hello", "Hi Ben"]
-    with pytest.raises(ValueError, match="user_id and a session_id"):
+    with pytest.raises(InvalidInputError, match="user_id and a session_id"):
         chat.invoke("Who am I?")
 
 
@@ -114,9 +125,186 @@ async def test_async_invoke_and_streams_record_the_exchange(memory: TrueMem) -> 
 
 
 def test_input_without_a_user_message_is_refused(memory: TrueMem) -> None:
-    chat = with_truemem(CapturingChatModel(), memory, user_id="ana", session_id="s")
-    with pytest.raises(ValueError, match="user"):
+    model = CapturingChatModel()
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    with pytest.raises(InvalidInputError, match=r"user \(human\) message"):
         chat.invoke([SystemMessage("no user here")])
+    assert model.prompts == [] and memory.get_session("ana", "s").recent == []
+
+
+def _mistakes(memory: TrueMem) -> dict[str, tuple[Any, str]]:
+    """Each user mistake with with_truemem: the call making it, and what the error says."""
+    model = CapturingChatModel(replies=["Hi"])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    return {
+        "no ids": (lambda: with_truemem(model, memory).invoke("Hi"),
+                   "user_id and a session_id"),
+        "only a user id": (lambda: with_truemem(model, memory, user_id="ana").invoke("Hi"),
+                           "user_id and a session_id"),
+        "no user message": (lambda: chat.invoke([AIMessage("Hello")]), "user"),
+        "not a chat input": (lambda: chat.invoke(12345), "what a chat model takes"),
+        "not a runnable": (lambda: with_truemem("gpt-4o", memory),  # type: ignore[arg-type]
+                           "chat model or runnable"),
+        "not a TrueMem": (lambda: with_truemem(model, "memory.db"),  # type: ignore[arg-type]
+                          "needs a TrueMem"),
+        "bind_tools on a chain": (
+            lambda: with_truemem(ChatPromptTemplate.from_messages([("human", "{q}")]) | model,
+                                 memory, user_id="ana", session_id="s").bind_tools([]),
+            "has no bind_tools"),
+        "with_structured_output on a chain": (
+            lambda: with_truemem(model | StrOutputParser(), memory)
+            .with_structured_output(dict), "has no with_structured_output"),
+    }
+
+
+@pytest.mark.parametrize("mistake", [
+    "no ids", "only a user id", "no user message", "not a chat input", "not a runnable",
+    "not a TrueMem", "bind_tools on a chain", "with_structured_output on a chain"])
+def test_with_truemem_mistakes_are_invalid_input_errors(memory: TrueMem, mistake: str) -> None:
+    call, says = _mistakes(memory)[mistake]
+    with pytest.raises(InvalidInputError, match=says) as raised:
+        call()
+    assert isinstance(raised.value, TrueMemError) and isinstance(raised.value, ValueError)
+    assert memory.get_session("ana", "s").recent == []  # refused before anything was written
+
+
+async def test_async_calls_without_ids_are_invalid_input_errors(memory: TrueMem) -> None:
+    chat = with_truemem(CapturingChatModel(), memory)
+    with pytest.raises(InvalidInputError, match="user_id and a session_id"):
+        await chat.ainvoke("Hi")
+    with pytest.raises(InvalidInputError, match="user_id and a session_id"):
+        [chunk async for chunk in chat.astream("Hi")]
+
+
+def test_a_runnable_returning_no_text_is_an_invalid_input_error(memory: TrueMem) -> None:
+    chat = with_truemem(RunnableLambda(lambda _: 42), memory, user_id="ana", session_id="s")
+    with pytest.raises(InvalidInputError, match="got int"):
+        chat.invoke("How old am I?")
+    assert memory.get_session("ana", "s").recent == []
+
+
+# --------------------------------------------------------------- tools and structured output
+
+
+class ToolModel(CapturingChatModel):
+    """A scripted chat model that binds tools as real ones do: they reach every call."""
+
+    tools_seen: list[list[str]] = Field(default_factory=list)
+
+    def bind_tools(  # type: ignore[override]
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, BaseMessage]:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools],
+                         tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None,
+        run_manager: Any = None, **kwargs: Any,
+    ) -> ChatResult:
+        self.tools_seen.append([t["function"]["name"] for t in kwargs.get("tools", [])])
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def _restaurant_call(call_id: str = "call-1") -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": "find_restaurant", "args": {"city": "Lisbon"},
+                                      "id": call_id}])
+
+
+def _tool_result(call: AIMessage) -> ToolMessage:
+    return find_restaurant.invoke(call.tool_calls[0] | {"type": "tool_call"})  # type: ignore[no-any-return]
+
+
+def test_bind_tools_keeps_the_memory_and_records_the_user_message_once(
+    memory: TrueMem,
+) -> None:
+    memory.add_memory("ana", "Is allergic to shellfish", importance=5)
+    model = ToolModel(replies=[_restaurant_call(), "Ramiro, but skip the shellfish."])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s").bind_tools(
+        [find_restaurant])
+    question = HumanMessage("Dinner in Lisbon?")
+    call = chat.invoke([question])
+    assert call.tool_calls[0]["name"] == "find_restaurant"
+    # the tool call is an intermediate step: only the user's message is recorded so far
+    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
+        ("user", "Dinner in Lisbon?")]
+    result = _tool_result(call)
+    answer = chat.invoke([question, call, result])
+    assert answer.text == "Ramiro, but skip the shellfish."
+    assert model.tools_seen == [["find_restaurant"], ["find_restaurant"]]  # bound on both
+    for prompt in model.prompts:  # both calls of the loop got the context
+        assert isinstance(prompt[0], SystemMessage)
+        assert "- Is allergic to shellfish" in prompt[0].text
+    assert model.prompts[1][1:] == [question, call, result]  # the loop's messages, in order
+    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
+        ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
+    assert "Ramiro, Lisbon" not in str(memory.export_user("ana"))  # tool traffic is not kept
+
+
+async def test_bind_tools_async_and_streamed(memory: TrueMem) -> None:
+    model = ToolModel(replies=[_restaurant_call(), "Ramiro is open late."])
+    chat = with_truemem(model, memory).bind_tools([find_restaurant])
+    config: Any = {"configurable": {"user_id": "ana", "session_id": "s"}}
+    question = HumanMessage("Dinner in Lisbon?")
+    chunks = [chunk async for chunk in chat.astream([question], config=config)]
+    call = AIMessage("", tool_calls=chunks[-1].tool_calls)
+    assert call.tool_calls[0]["args"] == {"city": "Lisbon"}
+    answer = await chat.ainvoke([question, call, _tool_result(call)], config=config)
+    assert answer.text == "Ramiro is open late."
+    assert model.tools_seen == [["find_restaurant"], ["find_restaurant"]]
+    assert [m.content for m in (await memory.aget_session("ana", "s")).recent] == [
+        "Dinner in Lisbon?", "Ramiro is open late."]
+
+
+def test_a_tool_call_with_text_records_only_the_final_answer(memory: TrueMem) -> None:
+    talkative = AIMessage("Let me look that up.", tool_calls=_restaurant_call().tool_calls)
+    model = ToolModel(replies=[talkative, _restaurant_call("call-2"), "Try Ramiro."])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s").bind_tools(
+        [find_restaurant])
+    messages: list[BaseMessage] = [HumanMessage("Dinner in Lisbon?")]
+    while not (reply := chat.invoke(messages)).text or reply.tool_calls:
+        messages += [reply, _tool_result(reply)]
+    assert len(model.prompts) == 3  # two tool calls, then the answer
+    assert [m.content for m in memory.get_session("ana", "s").recent] == [
+        "Dinner in Lisbon?", "Try Ramiro."]
+
+
+class Restaurant(BaseModel):
+    """A restaurant recommendation."""
+
+    name: str
+    city: str
+
+
+def _restaurant_answer() -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": "Restaurant", "id": "call-1",
+                                      "args": {"name": "Ramiro", "city": "Lisbon"}}])
+
+
+def test_structured_output_keeps_the_memory_and_records_the_answer_as_json(
+    memory: TrueMem,
+) -> None:
+    memory.add_memory("ana", "Is allergic to shellfish", importance=5)
+    model = ToolModel(replies=[_restaurant_answer()])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    answer = chat.with_structured_output(Restaurant).invoke("Where should I eat in Lisbon?")
+    assert answer == Restaurant(name="Ramiro", city="Lisbon")
+    assert model.tools_seen == [["Restaurant"]]
+    assert "- Is allergic to shellfish" in model.prompts[0][0].text
+    recent = memory.get_session("ana", "s").recent
+    assert [m.role for m in recent] == ["user", "assistant"]
+    assert recent[0].content == "Where should I eat in Lisbon?"
+    assert json.loads(recent[1].content) == {"name": "Ramiro", "city": "Lisbon"}
+
+
+async def test_structured_output_with_raw_and_a_dict_schema(memory: TrueMem) -> None:
+    model = ToolModel(replies=[_restaurant_answer()])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    structured = chat.with_structured_output(convert_to_openai_tool(Restaurant),
+                                             include_raw=True)
+    answer = await structured.ainvoke("Where should I eat in Lisbon?")
+    assert isinstance(answer, dict) and answer["parsed"] == {"name": "Ramiro", "city": "Lisbon"}
+    recent = (await memory.aget_session("ana", "s")).recent
+    assert json.loads(recent[-1].content) == {"name": "Ramiro", "city": "Lisbon"}
 
 
 # --------------------------------------------------------------- chat history
@@ -210,6 +398,8 @@ def test_retriever_passes_search_filters_through(memory: TrueMem) -> None:
     assert len(important.invoke("anything")) == 2  # ...which did not stick
     with pytest.raises(ValueError, match="does not accept"):
         TrueMemRetriever(memory=memory, user_id="ana", search_kwargs={"colour": "red"})
+    with pytest.raises(InvalidInputError, match="does not accept"):
+        important.invoke("anything", colour="red")
 
 
 async def test_retriever_async_path_uses_the_async_api(
@@ -287,9 +477,24 @@ async def test_middleware_async_with_fixed_ids(memory: TrueMem) -> None:
 
 
 def test_middleware_without_ids_says_how_to_pass_them(memory: TrueMem) -> None:
-    agent = create_agent(CapturingChatModel(), middleware=[TrueMemMiddleware(memory)])
-    with pytest.raises(ValueError, match="context="):
+    model = CapturingChatModel()
+    agent = create_agent(model, middleware=[TrueMemMiddleware(memory)])
+    with pytest.raises(InvalidInputError, match="context="):
         agent.invoke({"messages": [HumanMessage("hi")]})
+    with pytest.raises(InvalidInputError, match="context="):  # half the ids is no better
+        agent.invoke({"messages": [HumanMessage("hi")]}, context={"user_id": "ana"})
+    assert model.prompts == [] and memory.get_session("ana", "s").recent == []
+
+
+async def test_middleware_async_without_ids_is_an_invalid_input_error(memory: TrueMem) -> None:
+    agent = create_agent(CapturingChatModel(), middleware=[TrueMemMiddleware(memory)])
+    with pytest.raises(InvalidInputError, match="context="):
+        await agent.ainvoke({"messages": [HumanMessage("hi")]})
+
+
+def test_middleware_needs_a_truemem(tmp_path: Any) -> None:
+    with pytest.raises(InvalidInputError, match="needs a TrueMem"):
+        TrueMemMiddleware(str(tmp_path / "memory.db"))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------- models for the core

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,8 +15,9 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.prompt_values import PromptValue
+from pydantic import BaseModel
 
-from truemem_core import Context, Message
+from truemem_core import Context, InvalidInputError, Message
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant",
           "system": "system"}
@@ -60,15 +62,35 @@ def as_messages(value: Any) -> list[BaseMessage]:
         return [HumanMessage(value)]
     if isinstance(value, PromptValue):
         return value.to_messages()
-    return convert_to_messages(value)
+    try:
+        return convert_to_messages(value)
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise InvalidInputError(
+            "with_truemem takes what a chat model takes: a string, a prompt value or a list "
+            f"of messages; got {type(value).__name__} ({exc})") from exc
+
+
+def find_human(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the latest user message, or None."""
+    for index in range(len(messages) - 1, -1, -1):
+        if role_of(messages[index]) == "user":
+            return index
+    return None
 
 
 def last_human(messages: Sequence[BaseMessage]) -> int:
     """Index of the latest user message; a prompt without one has nothing to remember."""
-    for index in range(len(messages) - 1, -1, -1):
-        if role_of(messages[index]) == "user":
-            return index
-    raise ValueError("TrueMem needs a user (human) message in the model's input")
+    index = find_human(messages)
+    if index is None:
+        raise InvalidInputError(
+            "TrueMem needs a user (human) message in the model's input: it is what the "
+            "context is retrieved for and what is recorded")
+    return index
+
+
+def calls_tools(output: Any) -> bool:
+    """Whether a model's output is a request to call tools (an agent's intermediate step)."""
+    return isinstance(output, AIMessage) and bool(output.tool_calls)
 
 
 def with_context(
@@ -106,14 +128,28 @@ def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None,
 
 
 def reply_text(output: Any) -> str:
-    """The text of what a chat model (or a chain ending in a parser) returned."""
+    """The text of what a chat model (or a chain ending in a parser) returned.
+
+    A structured output (a dict or a pydantic model, from ``with_structured_output``)
+    is recorded as its JSON; with ``include_raw=True``, the parsed value, else the
+    raw message.
+    """
     if isinstance(output, BaseMessage):
         return str(output.text)
     if isinstance(output, str):
         return output
-    raise TypeError(
-        "with_truemem wraps a chat model, or a runnable that returns a message or a string; "
-        f"got {type(output).__name__}")
+    if isinstance(output, BaseModel):
+        return output.model_dump_json()
+    if isinstance(output, dict) and {"raw", "parsed"} <= output.keys():  # include_raw=True
+        return reply_text(output["raw"] if output["parsed"] is None else output["parsed"])
+    if isinstance(output, dict | list):
+        try:
+            return json.dumps(output, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            pass
+    raise InvalidInputError(
+        "with_truemem wraps a chat model, or a runnable that returns a message, a string "
+        f"or a structured output (a dict or a pydantic model); got {type(output).__name__}")
 
 
 def exchange(said: str, reply: str) -> list[tuple[str, str]]:
@@ -123,9 +159,8 @@ def exchange(said: str, reply: str) -> list[tuple[str, str]]:
 
 def last_exchange(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
     """The latest user message and the last text reply after it, as turns to record."""
-    try:
-        index = last_human(messages)
-    except ValueError:
+    index = find_human(messages)
+    if index is None:
         return []
     replies = [str(m.text) for m in messages[index + 1:] if role_of(m) == "assistant"]
     return exchange(str(messages[index].text), replies[-1] if replies else "")

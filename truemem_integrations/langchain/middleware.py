@@ -21,9 +21,9 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.runtime import Runtime
 
-from truemem_core import TrueMem
+from truemem_core import InvalidInputError, TrueMem
 
-from ._messages import context_parts, last_exchange, last_human, with_context
+from ._messages import context_parts, find_human, last_exchange, with_context
 
 
 class TrueMemState(AgentState[Any]):
@@ -53,6 +53,9 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
         self, memory: TrueMem, *, user_id: str | None = None, session_id: str | None = None
     ) -> None:
         super().__init__()
+        if not isinstance(memory, TrueMem):
+            raise InvalidInputError(
+                f"TrueMemMiddleware needs a TrueMem as its memory; got {type(memory).__name__}")
         self.memory = memory
         self.user_id = user_id
         self.session_id = session_id
@@ -61,7 +64,7 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
         user = self.user_id or _lookup(runtime.context, "user_id")
         session = self.session_id or _lookup(runtime.context, "session_id")
         if not user or not session:
-            raise ValueError(
+            raise InvalidInputError(
                 "TrueMemMiddleware needs a user_id and a session_id: pass them to it, or "
                 "invoke the agent with context={'user_id': ..., 'session_id': ...}")
         return str(user), str(session)
@@ -69,10 +72,8 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
     @staticmethod
     def _said(state: TrueMemState) -> str | None:
         messages = state["messages"]
-        try:
-            return str(messages[last_human(messages)].text)
-        except ValueError:
-            return None
+        index = find_human(messages)
+        return None if index is None else str(messages[index].text)
 
     # -- before the run: prepare the context once ----------------------------------
 

@@ -13,7 +13,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
-from truemem_core import ScoredMemory, TrueMem
+from truemem_core import InvalidInputError, ScoredMemory, TrueMem
 
 # What TrueMem.search accepts besides user_id and query (k, mode and the filters).
 SEARCH_OPTIONS = frozenset(inspect.signature(TrueMem.search).parameters) - {
@@ -23,7 +23,7 @@ SEARCH_OPTIONS = frozenset(inspect.signature(TrueMem.search).parameters) - {
 def _check(options: dict[str, Any]) -> dict[str, Any]:
     unknown = set(options) - SEARCH_OPTIONS
     if unknown:
-        raise ValueError(f"TrueMem.search does not accept {sorted(unknown)}; "
+        raise InvalidInputError(f"TrueMem.search does not accept {sorted(unknown)}; "
                          f"it accepts {sorted(SEARCH_OPTIONS)}")
     return options
 

@@ -1,0 +1,239 @@
+"""Bad input fails cleanly: a ``TrueMemError`` subclass, and nothing written.
+
+Every test here uses only the public API (``from truemem_core import ...``) to
+act; "nothing written" is checked through the public reads (``list_memories``,
+``get_session``, ``export_user``) and, for what they cannot show (rows under an
+id that was rejected), by counting the rows of every table on a connection of
+the test's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, func, select, table
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+import truemem_core
+from truemem_core import InvalidInputError, Settings, TrueMem, TrueMemError
+
+# Every table a call could write to (the store's metadata and Alembic's are left out).
+_TABLES = ("memories", "memory_events", "sessions", "messages", "admission_rejections", "jobs")
+
+# Ids that look like other ids, or cannot be stored on every backend.
+BAD_IDS = {"nul": "ana\x00", "bell": "ana\x07", "zero-width": "a\u200bna",
+           "lone surrogate": "ana\ud800"}
+# Texts that cannot be stored on every backend.
+BAD_TEXTS = {"nul": "I live in Lis\x00bon", "lone surrogate": "I live in Lisbon \ud800"}
+
+FACTS = ["Works as a pilot at SkyAir", "Plays the cello on weekends", "Has a cat named Miso",
+         "Visited Kyoto last spring", "Grows tomatoes on the balcony",
+         "Speaks fluent Portuguese", "Runs a marathon every autumn", "Collects vinyl records"]
+
+
+def row_counts(database_url: str) -> dict[str, int]:
+    """The number of rows of every table, read on a short-lived connection of our own."""
+    url = make_url(database_url)
+    url = url.set(drivername="sqlite" if url.get_backend_name() == "sqlite"
+                  else "postgresql+psycopg")
+    engine = create_engine(url.render_as_string(hide_password=False), poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return {name: int(conn.execute(select(func.count()).select_from(table(name)))
+                              .scalar_one()) for name in _TABLES}
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def seeded(memory: TrueMem) -> Iterator[TrueMem]:
+    """A store where ana already has a memory and a session: bad calls must add nothing."""
+    memory.add_memory("ana", "Lives in Lisbon", importance=3)
+    memory.record("ana", "s", "Hello there", "Hi!")
+    memory.drain()
+    yield memory
+
+
+def unchanged(memory: TrueMem, before: dict[str, int]) -> None:
+    """Nothing was written: ana's memories and session as seeded, no row anywhere else."""
+    assert [m.text for m in memory.list_memories("ana", include_archived=True)] == [
+        "Lives in Lisbon"]
+    assert [m.content for m in memory.get_session("ana", "s").recent] == ["Hello there", "Hi!"]
+    assert row_counts(memory.database_url) == before
+
+
+# --------------------------------------------------------------- the database URL
+
+
+def test_a_database_url_of_the_wrong_type_is_invalid_input() -> None:
+    with pytest.raises(InvalidInputError, match="database_url"):
+        TrueMem(12345)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("url", ["", "::::not a url"])
+def test_an_unusable_database_url_is_refused_and_creates_no_file(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the default store is not a fallback
+    monkeypatch.delenv("TRUEMEM_DATABASE_URL", raising=False)
+    with pytest.raises(InvalidInputError, match=r"database_url|database URL"):
+        TrueMem(url)  # refused here, before anything is opened
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_redis_url_is_refused_before_anything_is_written(memory: TrueMem) -> None:
+    with pytest.raises(InvalidInputError, match="notaurl"):
+        TrueMem(memory.database_url, redis_url="notaurl")  # refused here, not on first use
+    assert memory.get_session("ana", "s").recent == []
+    assert row_counts(memory.database_url) == dict.fromkeys(_TABLES, 0)
+
+
+# --------------------------------------------------------------- lengths
+
+
+def test_an_oversized_message_names_max_message_chars(seeded: TrueMem) -> None:
+    before = row_counts(seeded.database_url)
+    too_long = "x" * (seeded.settings.max_message_chars + 1)
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.get_context("ana", "s", too_long),
+        lambda: seeded.record("ana", "s", too_long, "Hi!"),
+        lambda: seeded.record("ana", "s", "Hello", too_long),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidInputError, match=r"Settings\.max_message_chars"):
+            call()
+    unchanged(seeded, before)
+
+
+def test_an_oversized_memory_text_names_max_text_chars(seeded: TrueMem) -> None:
+    before = row_counts(seeded.database_url)
+    too_long = "x" * (seeded.settings.max_text_chars + 1)
+    with pytest.raises(InvalidInputError, match=r"Settings\.max_text_chars"):
+        seeded.add_memory("ana", too_long)
+    unchanged(seeded, before)
+
+
+# --------------------------------------------------------------- ids and texts
+
+
+@pytest.mark.parametrize("bad", BAD_IDS.values(), ids=BAD_IDS.keys())
+def test_ids_with_invisible_or_unstorable_characters_are_refused(
+    seeded: TrueMem, bad: str
+) -> None:
+    before = row_counts(seeded.database_url)
+    calls: dict[str, Callable[[], Any]] = {
+        "get_context user": lambda: seeded.get_context(bad, "s", "Remember that I like tea"),
+        "get_context session": lambda: seeded.get_context("ana", bad, "Remember that I like tea"),
+        "record user": lambda: seeded.record(bad, "s", "I work as a pilot", "Nice!"),
+        "record session": lambda: seeded.record("ana", bad, "I work as a pilot", "Nice!"),
+        "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
+        "list_memories": lambda: seeded.list_memories(bad),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidInputError, match="printable"):
+            call()
+            pytest.fail(f"{name} accepted the id {bad!r}")
+    unchanged(seeded, before)
+
+
+@pytest.mark.parametrize("bad", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
+def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
+    seeded: TrueMem, bad: str
+) -> None:
+    before = row_counts(seeded.database_url)
+    calls: dict[str, Callable[[], Any]] = {
+        "add_memory": lambda: seeded.add_memory("ana", bad),
+        "record user message": lambda: seeded.record("ana", "s", bad, "Nice!"),
+        "record reply": lambda: seeded.record("ana", "s", "Where do I live?", bad),
+        "get_context": lambda: seeded.get_context("ana", "s", f"Remember that {bad}"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidInputError, match=r"NUL|surrogate"):
+            call()
+            pytest.fail(f"{name} accepted {bad!r}")
+    seeded.drain()
+    unchanged(seeded, before)
+
+
+# --------------------------------------------------------------- a closed TrueMem
+
+
+async def test_a_closed_truemem_raises_closed_error_and_never_reopens(tmp_url: str) -> None:
+    closed_error = truemem_core.ClosedError
+    memory = TrueMem(tmp_url)
+    memory.add_memory("ana", "Lives in Lisbon")
+    memory.close()
+    with pytest.raises(closed_error):
+        memory.add_memory("ana", "Plays the cello")
+    with pytest.raises(closed_error):
+        await memory.aadd_memory("ana", "Has a cat named Miso")
+    with pytest.raises(closed_error):
+        memory.list_memories("ana")
+    assert issubclass(closed_error, TrueMemError)
+    memory.close()  # closing again is fine, sync or async
+    await memory.aclose()
+    with TrueMem(tmp_url) as fresh:
+        assert [m.text for m in fresh.list_memories("ana")] == ["Lives in Lisbon"]
+
+
+def test_drain_timeout_error_is_public() -> None:
+    from truemem_core import DrainTimeoutError
+
+    assert "DrainTimeoutError" in truemem_core.__all__
+    assert issubclass(DrainTimeoutError, TrueMemError)
+    assert issubclass(DrainTimeoutError, TimeoutError)
+
+
+# --------------------------------------------------------------- the soft limit
+
+
+def _remember_explicitly(memory: TrueMem) -> str:
+    context = memory.get_context("ana", "s", "Remember that I'm allergic to peanuts")
+    assert len(context.explicit) == 1
+    return context.explicit[0].id
+
+
+def _add_explicit(memory: TrueMem) -> str:
+    return memory.add_memory("ana", "Is allergic to peanuts", source="explicit").id
+
+
+@pytest.mark.parametrize("explicit", [_remember_explicitly, _add_explicit],
+                         ids=["remember that", "add_memory explicit"])
+def test_an_explicit_memory_is_never_pruned_even_at_importance_1(
+    tmp_url: str, explicit: Callable[[TrueMem], str]
+) -> None:
+    with TrueMem(tmp_url, settings=Settings(memory_limit=3)) as memory:
+        kept = explicit(memory)
+        assert memory.get_memory("ana", kept).source == "explicit"
+        memory.update_memory("ana", kept, importance=1)  # the user lowers it: still explicit
+        for text in FACTS[:4]:
+            memory.add_memory("ana", text, importance=2)
+        memory.drain()
+        active = {m.id for m in memory.list_memories("ana")}
+        archived = [m for m in memory.list_memories("ana", include_archived=True)
+                    if m.state == "archived"]
+        assert kept in active
+        assert len(active) == 3 and len(archived) == 2  # pruning did run, on the others
+        assert all(m.source == "manual" for m in archived)
+
+
+def test_import_user_never_leaves_a_user_over_the_soft_limit(memory: TrueMem) -> None:
+    for text in FACTS:
+        memory.add_memory("ana", text, importance=2)
+    exported = memory.export_user("ana")
+    assert len(exported["memories"]) == 8
+    with TrueMem(memory.database_url, settings=Settings(memory_limit=5)) as small:
+        small.import_user("ben", exported)
+        everything = small.list_memories("ben", include_archived=True)
+        active = small.list_memories("ben")
+        archived = [m for m in everything if m.state == "archived"]
+        assert len(everything) == 8
+        assert len(active) == 5 and len(archived) == 3
+        for pruned in archived:
+            assert "pruned" in [e.action for e in small.history("ben", pruned.id)]
+
