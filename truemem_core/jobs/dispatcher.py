@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from datetime import timedelta
 from typing import Any
 
 from truemem_core.errors import DrainTimeoutError
@@ -18,6 +19,7 @@ from truemem_core.jobs.broker import JobQueue
 from truemem_core.settings import Settings
 from truemem_core.storage import outbox
 from truemem_core.storage.database import Database
+from truemem_core.storage.schema import utcnow
 
 log = logging.getLogger("truemem.jobs")
 
@@ -39,8 +41,10 @@ class Dispatcher:
         self._run_on_loop = run_on_loop
         self._queue: JobQueue | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._mine: set[str] = set()  # jobs this instance queued, for drain()
+        self._mine: set[str] = set()  # jobs this instance queued or re-sent, for drain()
         self._unsent: set[str] = set()
+        self._started = utcnow()
+        self._first_sweep = asyncio.Event()
 
     def _perform(self, key: str) -> None:
         """The actor's body, on a Dramatiq worker thread."""
@@ -76,21 +80,41 @@ class Dispatcher:
                 self._unsent.add(key)
 
     async def _sweep_forever(self) -> None:
-        """Re-send jobs that stayed pending (lost while the broker was down, or a crash)."""
+        """Re-send jobs that stayed pending (lost while the broker was down, or a crash).
+
+        The first pass re-sends everything left pending before this instance
+        started, at once; later passes what nobody touched for a sweep interval.
+        """
         interval = self.settings.sweep_interval_s
+        since = self._started
         while True:
             try:
                 async with self.db.transaction(readonly=True) as conn:
-                    stale = await outbox.pending(conn, older_than=interval, limit=_SWEEP_BATCH)
+                    stale = await outbox.pending(conn, untouched_since=since, limit=_SWEEP_BATCH)
                 for job in stale:
+                    if not self._first_sweep.is_set():
+                        self._mine.add(job.key)  # left over: drain() waits for it too
                     self.queue().send(job.key)
             except Exception:  # a sweep must never die; the next one retries
                 log.exception("sweeping pending jobs failed")
+            self._first_sweep.set()
             await asyncio.sleep(interval)
+            since = utcnow() - timedelta(seconds=interval)
 
     async def drain(self, timeout: float) -> None:
-        """Wait until the jobs this instance queued are done (or failed for good)."""
+        """Wait until the jobs this instance queued are done (or failed for good).
+
+        Embedded, that includes the jobs a crash left pending before this instance
+        started: the in-process worker picks them up first.
+        """
         deadline = time.monotonic() + timeout
+        if not self.redis_url:
+            self.queue()  # starts the worker and the sweep
+            try:
+                await asyncio.wait_for(self._first_sweep.wait(), timeout)
+            except TimeoutError as exc:
+                raise DrainTimeoutError(
+                    f"pending jobs could not be read within {timeout}s") from exc
         last_send = 0.0
         while self._mine:
             async with self.db.transaction(readonly=True) as conn:

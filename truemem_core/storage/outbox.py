@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import select
@@ -60,12 +60,11 @@ async def fail(conn: AsyncConnection, key: str, *, attempts: int, error: str, fi
         updated_at=utcnow()))
 
 
-async def pending(conn: AsyncConnection, *, older_than: float, limit: int) -> list[Job]:
-    """Pending jobs not touched for ``older_than`` seconds, oldest first (for the sweep)."""
-    cutoff = utcnow() - timedelta(seconds=older_than)
+async def pending(conn: AsyncConnection, *, untouched_since: datetime, limit: int) -> list[Job]:
+    """Pending jobs not touched since ``untouched_since``, oldest first (for the sweep)."""
     found = await conn.execute(
         select(jobs.c.key, jobs.c.kind)
-        .where(jobs.c.status == "pending", jobs.c.updated_at <= cutoff)
+        .where(jobs.c.status == "pending", jobs.c.updated_at <= untouched_since)
         .order_by(jobs.c.created_at).limit(limit))
     return [Job(row.key, row.kind) for row in found]
 
