@@ -144,6 +144,9 @@ class Space:
     texts: dict[str, str] = field(default_factory=dict)
 
 
+_SPACES = 0  # memory spaces loaded so far (part of each memory id)
+
+
 async def load_space(
     db: AsyncEngine, model: str, user: str, items: Sequence[tuple[str, str, datetime]],
     vectors: Sequence[Vector],
@@ -151,8 +154,11 @@ async def load_space(
     """Bulk-insert (unit id, text, created_at) rows as one user's memories."""
     space = Space(user)
     rows = []
-    for (unit, text, created), vector in zip(items, vectors, strict=True):
-        memory_id = str(uuid.uuid4())
+    global _SPACES
+    _SPACES += 1
+    for position, ((unit, text, created), vector) in enumerate(zip(items, vectors, strict=True)):
+        # deterministic ids: ties between equal scores break the same way in every run
+        memory_id = f"{user[:8]}{_SPACES:05d}{position:07d}"
         space.unit[memory_id] = unit
         space.texts[memory_id] = text
         rows.append({
