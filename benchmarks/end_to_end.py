@@ -1,0 +1,615 @@
+"""End to end: what a TrueMem user is actually served, on LoCoMo and LongMemEval_S.
+
+``retrieval_quality.py`` stores every turn as a memory and searches the turns. The
+product does something else: it stores the *facts extracted* from the user's
+messages as memories, and recalls past turns through the vector channel only
+(``recall_k``, ``recall_token_budget``, ``recall_min_score``). This benchmark runs
+the path a user runs, through the public API, on a real store (a temporary SQLite
+file per run, or ``--database-url``), with the default local embedder and the
+built-in rule-based extraction:
+
+* LoCoMo (``locomo_dev.json``): one TrueMem user per conversation. Each session is
+  recorded in order with ``record_messages(user, "session_<n>", turns)``, speaker A
+  as ``user`` and speaker B as ``assistant``; then ``drain()`` runs the background
+  jobs (extraction, message embeddings, maintenance, summaries). Each QA question
+  goes through ``get_context(user, "question-<i>", question)``. An evidence turn is
+  *served* when the context holds it as a recalled turn (``Context.recalled``) or
+  holds a memory extracted from it (``source_message_id`` in ``Context.memories``,
+  ``Context.explicit`` or ``Context.critical``). Evidence ids are parsed as in
+  ``retrieval_quality.py``; unparseable ones count as not served. Reported per
+  category and overall, with context tokens (``Context.tokens``: the whole prompt,
+  question included) and ``get_context`` latency (wall time around the sync call,
+  and ``Context.timings["total"]``).
+* LongMemEval_S (``longmemeval_s_dev.json.gz``): one user per question; its haystack
+  sessions recorded in order with their own roles and session ids. Session-level
+  ``recall_all`` (every answer session among the sessions the context draws from:
+  recalled turns' sessions, and the sessions of the messages its memories were
+  extracted from) and NDCG@10 over the served order (memories first, then recalled
+  turns: the order of ``Context.to_system_prompt``). Eligible questions as in
+  ``retrieval_quality.py`` (no ``_abs``, evidence in a user turn).
+
+Rows, side by side in the same run:
+
+* ``served``: today's defaults (``Settings()``);
+* ``served, more recall``: ``Settings(recall_k=10, recall_token_budget=1500)``, a
+  sensitivity row on the same store;
+* ``raw turns, hybrid@10``: the ceiling of ``retrieval_quality.py`` (every turn a
+  memory, ``{speaker} said, "{text}"`` for LoCoMo, user turns for LongMemEval,
+  bulk-inserted into ``memories`` for a separate user, TrueMem's hybrid search at
+  k = 10); its tokens are the ten texts';
+* ``full context``: every turn, the cost to beat (tokens of the transcript,
+  ``speaker: text`` per line, with ``TiktokenCounter``).
+
+The script has no randomness of its own (fixed user and session ids, bulk ids from
+``uuid5``); TrueMem's own memory ids are random and only break exact ties.
+
+    .venv/bin/python benchmarks/end_to_end.py --json e2e.json
+    .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+import math
+import os
+import platform
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy.engine import make_url
+
+from truemem_core import Context, Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
+from truemem_core.storage.schema import memories, messages
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+SERVED, MORE = "served", "served, more recall"
+CEILING, FULL = "raw turns, hybrid@10", "full context"
+ROWS = (SERVED, MORE, CEILING, FULL)
+MORE_RECALL = {"recall_k": 10, "recall_token_budget": 1500}
+CEILING_K = 10
+NDCG_K = 10
+DRAIN_TIMEOUT = 3600.0
+_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+_IDS = uuid.UUID("6f1d0c52-8a9e-4a43-9f0e-0e2e5e1d7a11")  # namespace of bulk memory ids
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# -- machine and store --------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.partition(":")[2].strip()
+                break
+    return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu,
+            "cores": os.cpu_count(), "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version, "os": platform.platform(),
+            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def sync_engine(url: str) -> Engine:
+    """A synchronous engine on the store ``TrueMem(url)`` opens (bulk loads, counts)."""
+    parsed = make_url(url if "://" in url else f"sqlite:///{Path(url).expanduser()}")
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return create_engine(parsed.set(drivername="sqlite"), connect_args={"timeout": 30})
+    if backend in ("postgres", "postgresql"):
+        return create_engine(parsed.set(drivername="postgresql+psycopg"))
+    raise SystemExit(f"unsupported database {backend!r}: use SQLite or PostgreSQL")
+
+
+class Bench:
+    """The store: ``served`` and ``more`` answer the questions (different recall
+    settings), ``served`` also runs the ceiling's hybrid search; ``db`` bulk-loads the
+    ceiling's turns and counts embedded messages."""
+
+    def __init__(self, url: str, embedder: Embedder, tag: str) -> None:
+        self.embedder = embedder
+        self.tag = tag
+        self.settings = Settings()
+        self.served = TrueMem(url, embedder=embedder, settings=self.settings)
+        self.more = TrueMem(url, embedder=embedder, settings=self.settings.replace(**MORE_RECALL))
+        self.served.list_memories("nobody")  # opens the store: migrations, embedder check
+        self.more.list_memories("nobody")
+        self.db = sync_engine(url)
+        self.tokens = TiktokenCounter(self.settings.token_encoding)
+
+    def close(self) -> None:
+        self.db.dispose()
+        self.served.close()
+        self.more.close()
+
+    def ask(self, memory: TrueMem, user: str, session: str, question: str,
+            ) -> tuple[Context, float]:
+        began = time.perf_counter()
+        context = memory.get_context(user, session, question)
+        return context, (time.perf_counter() - began) * 1000
+
+    def load_turns(self, user: str, items: Sequence[tuple[str, str, datetime]]) -> dict[str, str]:
+        """Bulk-insert (unit, text, created_at) rows as one user's memories, as
+        ``retrieval_quality.py`` does; returns memory id -> unit."""
+        vectors = np.asarray(self.embedder.embed([text for _, text, _ in items]), np.float32)
+        vectors /= np.where((n := np.linalg.norm(vectors, axis=1, keepdims=True)) == 0, 1, n)
+        unit, rows = {}, []
+        for i, ((key, text, created), vector) in enumerate(zip(items, vectors, strict=True)):
+            memory_id = str(uuid.uuid5(_IDS, f"{user}:{i}"))
+            unit[memory_id] = key
+            rows.append({
+                "id": memory_id, "user_id": user, "text": text, "importance": 3,
+                "kind": "episodic", "source": "manual", "state": "active", "reinforcements": 0,
+                "embedding": vector, "embedding_model": self.embedder.model_name,
+                "source_message_id": None, "created_at": created, "updated_at": created})
+        with self.db.begin() as conn:
+            conn.execute(memories.insert(), rows)
+        return unit
+
+    def ceiling(self, user: str, unit: Mapping[str, str], question: str,
+                ) -> tuple[list[str], int, float]:
+        """Units of the top-k raw turns, their tokens, and the search's wall ms."""
+        began = time.perf_counter()
+        hits = self.served.search(user, question, k=CEILING_K)
+        ms = (time.perf_counter() - began) * 1000
+        return ([unit[h.memory.id] for h in hits],
+                sum(self.tokens.count(h.memory.text) for h in hits), ms)
+
+    def embedded_messages(self, user: str) -> int:
+        with self.db.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(messages).where(
+                messages.c.user_id == user, messages.c.embedding.is_not(None))).scalar_one())
+
+
+def ingest(bench: Bench, user: str, sessions: Iterable[tuple[str, list[tuple[str, str]]]],
+           ) -> tuple[list[int], float, float]:
+    """Record each session in order, then drain: message ids (in order), seconds."""
+    began = time.perf_counter()
+    ids: list[int] = []
+    for session, turns in sessions:
+        ids += bench.served.record_messages(user, session, turns)
+    recorded = time.perf_counter()
+    bench.served.drain(timeout=DRAIN_TIMEOUT)
+    return ids, recorded - began, time.perf_counter() - recorded
+
+
+def served_messages(context: Context) -> tuple[list[int], list[int]]:
+    """Message ids the context serves, in prompt order: the source messages of its
+    facts (explicit, critical, retrieved), then its recalled turns."""
+    facts = [m.source_message_id for m in context.facts if m.source_message_id is not None]
+    return facts, [t.message_id for t in context.recalled]
+
+
+def memory_census(memory: TrueMem, user: str) -> dict[str, Any]:
+    everything = memory.list_memories(user, include_archived=True)
+    return {"memories": len(everything),
+            "active": sum(m.state != "archived" for m in everything),
+            "by_source": dict(Counter(m.source for m in everything)),
+            "sources": {m.source_message_id for m in everything
+                        if m.source_message_id is not None and m.state != "archived"}}
+
+
+def stats(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"mean": float("nan"), "p50": float("nan"), "p95": float("nan")}
+    array = np.asarray(values, dtype=np.float64)
+    return {"mean": float(array.mean()), "p50": float(np.percentile(array, 50)),
+            "p95": float(np.percentile(array, 95))}
+
+
+# -- LoCoMo ----------------------------------------------------------------------------
+
+
+def parse_evidence(raw: Iterable[str]) -> tuple[list[str], int]:
+    """Evidence turn ids, and how many entries could not be parsed at all (as in
+    ``retrieval_quality.py``)."""
+    ids: list[str] = []
+    bad = 0
+    for entry in raw:
+        found = [f"D{a}:{b}" for a, b in _EVIDENCE.findall(entry)]
+        if found:
+            ids.extend(found)
+        else:
+            bad += 1
+    return list(dict.fromkeys(ids)), bad
+
+
+def locomo_sessions(conversation: Mapping[str, Any]) -> list[tuple[int, datetime, list[Any]]]:
+    out = []
+    n = 1
+    while f"session_{n}" in conversation or f"session_{n}_date_time" in conversation:
+        date = datetime.strptime(conversation[f"session_{n}_date_time"],
+                                 "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+        out.append((n, date, conversation.get(f"session_{n}", [])))
+        n += 1
+    return out
+
+
+class Tally:
+    """Per-row recall by category, tokens and latencies."""
+
+    def __init__(self) -> None:
+        self.recall: dict[str, dict[str, list[float]]] = {r: defaultdict(list) for r in ROWS}
+        self.tokens: dict[str, list[float]] = {r: [] for r in ROWS}
+        self.wall: dict[str, list[float]] = {r: [] for r in ROWS}
+        self.total: dict[str, list[float]] = {r: [] for r in ROWS}
+
+    def add(self, row: str, categories: Sequence[str], score: float, tokens: int,
+            wall: float | None = None, total: float | None = None) -> None:
+        for category in categories:
+            self.recall[row][category].append(score)
+        self.tokens[row].append(tokens)
+        if wall is not None:
+            self.wall[row].append(wall)
+        if total is not None:
+            self.total[row].append(total)
+
+    def result(self, scale: float) -> dict[str, Any]:
+        return {row: {
+            "recall": {c: scale * float(np.mean(v)) for c, v in self.recall[row].items()},
+            "tokens": stats(self.tokens[row]),
+            "get_context_wall_ms": stats(self.wall[row]),
+            "get_context_total_ms": stats(self.total[row]),
+        } for row in ROWS}
+
+
+def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
+    tally = Tally()
+    conversations = []
+    malformed: list[str] = []
+    unknown = 0
+    counts: Counter[str] = Counter()
+    channel = Counter[str]()  # how served evidence turns were served (default row)
+    for sample in data:
+        conv = sample["conversation"]
+        user = f"{bench.tag}locomo-{sample['sample_id']}"
+        sessions = locomo_sessions(conv)
+        turns = [t for _, _, session in sessions for t in session]
+        n_questions = len(sample["qa"])
+        progress(f"LoCoMo {sample['sample_id']}: {len(sessions)} sessions, {len(turns)} turns, "
+                 f"{n_questions} questions: recording")
+        recorded = [(f"session_{n}", [("user" if t["speaker"] == conv["speaker_a"]
+                                       else "assistant", t["text"]) for t in session])
+                    for n, _, session in sessions if session]
+        ids, record_s, drain_s = ingest(bench, user, recorded)
+        dia = dict(zip(ids, (t["dia_id"] for t in turns), strict=True))
+        census = memory_census(bench.served, user)
+        embedded = bench.embedded_messages(user)
+        progress(f"  recorded in {record_s:.1f} s, drained in {drain_s:.1f} s: "
+                 f"{census['memories']} memories ({census['active']} live), "
+                 f"{embedded}/{len(ids)} turns embedded")
+        unit = bench.load_turns(f"{user}-turns", [
+            (t["dia_id"], f'{t["speaker"]} said, "{t["text"]}"', date + timedelta(seconds=i))
+            for _, date, session in sessions for i, t in enumerate(session)])
+        transcript = "\n".join(f'{t["speaker"]}: {t["text"]}' for t in turns)
+        full_tokens = bench.tokens.count(transcript)
+        known = set(dia.values())
+        extracted_from = {dia[i] for i in census["sources"]}
+        evidence_turns: set[str] = set()
+        mine: dict[str, list[float]] = {r: [] for r in ROWS}  # this conversation's recall
+        began = time.perf_counter()
+        for n, qa in enumerate(sample["qa"], start=1):
+            evidence, bad = parse_evidence(qa["evidence"])
+            malformed.extend(e for e in qa["evidence"] if not re.fullmatch(r"D\d+:\d+", e))
+            unknown += sum(e not in known for e in evidence)
+            total = len(evidence) + bad
+            if total == 0:
+                continue
+            evidence_turns |= set(evidence)
+            categories = (CATEGORIES[int(qa["category"])], "overall")
+            question = str(qa["question"])
+            for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
+                context, wall = bench.ask(memory, user, f"question-{n}", question)
+                facts, recalled = served_messages(context)
+                by_fact = {dia[i] for i in facts if i in dia}
+                by_recall = {dia[i] for i in recalled if i in dia}
+                served = set(evidence) & (by_fact | by_recall)
+                tally.add(row, categories, len(served) / total, context.tokens, wall,
+                          context.timings.get("total"))
+                mine[row].append(len(served) / total)
+                if row == SERVED:
+                    counts["evidence"] += len(evidence)
+                    for turn in evidence:
+                        channel[{(True, True): "both", (True, False): "memory",
+                                 (False, True): "recalled turn", (False, False): "none"}[
+                            (turn in by_fact, turn in by_recall)]] += 1
+                    counts["contexts with a memory"] += bool(context.memories)
+                    counts["contexts with a recalled turn"] += bool(context.recalled)
+                    counts["questions"] += 1
+            top, tokens, wall = bench.ceiling(f"{user}-turns", unit, question)
+            tally.add(CEILING, categories, len(set(evidence) & set(top)) / total, tokens, wall)
+            mine[CEILING].append(len(set(evidence) & set(top)) / total)
+            tally.add(FULL, categories, len(set(evidence) & known) / total,
+                      full_tokens + bench.tokens.count(question))
+            if n % 50 == 0:
+                progress(f"  {n}/{n_questions} questions")
+        progress(f"  questions in {time.perf_counter() - began:.1f} s; overall recall "
+                 + ", ".join(f"{r} {100 * np.mean(v):.1f}" for r, v in mine.items() if v))
+        conversations.append({
+            "sample_id": sample["sample_id"], "sessions": len(sessions), "turns": len(turns),
+            "questions": n_questions, "record_s": round(record_s, 1),
+            "drain_s": round(drain_s, 1), "memories": census["memories"],
+            "live_memories": census["active"], "memories_by_source": census["by_source"],
+            "turns_embedded": embedded, "turns_with_a_memory": len(extracted_from),
+            "evidence_turns": len(evidence_turns),  # distinct, parsed, naming a turn
+            "evidence_turns_with_a_memory": len(evidence_turns & extracted_from),
+            "full_context_tokens": full_tokens,
+            "overall_recall": {r: 100 * float(np.mean(v)) for r, v in mine.items() if v},
+        })
+    return {**tally.result(100.0), "questions": {
+        c: len(v) for c, v in tally.recall[SERVED].items()},
+        "conversations": conversations, "served_evidence_by": dict(channel),
+        "counts": dict(counts), "malformed_evidence": malformed,
+        "evidence_naming_no_turn": unknown}
+
+
+# -- LongMemEval_S ---------------------------------------------------------------------------
+
+
+def lme_eligible(question: Mapping[str, Any]) -> bool:
+    if str(question["question_id"]).endswith("_abs"):
+        return False
+    return any(turn.get("has_answer") and turn["role"] == "user"
+               for session in question["haystack_sessions"] for turn in session)
+
+
+def ndcg(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:k]) if s in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def interleave(questions: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The questions in turn by type (the first of each type, then the second...), so
+    that the first N of them are a fair sample: the file is sorted by type."""
+    by_type: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for q in questions:
+        by_type[q["question_type"]].append(q)
+    order = sorted(by_type)
+    return [by_type[t][i] for i in range(max(map(len, by_type.values()), default=0))
+            for t in order if i < len(by_type[t])]
+
+
+def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
+                    ) -> dict[str, Any]:
+    eligible = interleave([q for q in data if lme_eligible(q)])
+    progress(f"LongMemEval_S: {len(eligible)} of {len(data)} questions eligible"
+             + (f", first {limit} (types interleaved)" if limit else ""))
+    eligible = eligible[:limit] if limit else eligible
+    metrics: dict[str, dict[str, list[float]]] = {r: defaultdict(list) for r in ROWS}
+    by_type: dict[str, dict[str, list[float]]] = {r: defaultdict(list) for r in ROWS}
+    wall: dict[str, list[float]] = {r: [] for r in ROWS}
+    total: dict[str, list[float]] = {r: [] for r in ROWS}
+    census_rows = []
+    cap = bench.settings.max_message_chars
+    truncated = 0
+    for n, q in enumerate(eligible, start=1):
+        user = f"{bench.tag}lme-{q['question_id']}"
+        recorded, owner, user_turns = [], [], []
+        for session_id, date, session in zip(q["haystack_session_ids"], q["haystack_dates"],
+                                             q["haystack_sessions"], strict=True):
+            when = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
+            turns = [(t["role"], t["content"].strip()[:cap]) for t in session
+                     if t["content"].strip()]
+            truncated += sum(len(t["content"].strip()) > cap for t in session)
+            if turns:
+                recorded.append((session_id, turns))
+                owner += [session_id] * len(turns)
+            user_turns += [(session_id, t["content"].strip(), when + timedelta(seconds=i))
+                           for i, t in enumerate(session)
+                           if t["role"] == "user" and t["content"].strip()]
+        ids, record_s, drain_s = ingest(bench, user, recorded)
+        session_of = dict(zip(ids, owner, strict=True))
+        census = memory_census(bench.served, user)
+        census_rows.append({"question_id": q["question_id"], "messages": len(ids),
+                            "memories": census["memories"], "live_memories": census["active"],
+                            "record_s": round(record_s, 1), "drain_s": round(drain_s, 1)})
+        unit = bench.load_turns(f"{user}-turns", user_turns)
+        relevant = set(q["answer_session_ids"])
+        text = str(q["question"])
+        ranked: dict[str, list[str]] = {}
+        tokens: dict[str, int] = {}
+        for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
+            context, ms = bench.ask(memory, user, "question", text)
+            facts, recalled = served_messages(context)
+            ranked[row] = list(dict.fromkeys(session_of[i] for i in [*facts, *recalled]
+                                             if i in session_of))
+            tokens[row] = context.tokens
+            wall[row].append(ms)
+            total[row].append(context.timings.get("total", float("nan")))
+            metrics[row]["memories served"].append(len(context.facts))
+            metrics[row]["turns recalled"].append(len(context.recalled))
+        top, tokens[CEILING], ms = bench.ceiling(f"{user}-turns", unit, text)
+        ranked[CEILING] = list(dict.fromkeys(top))
+        wall[CEILING].append(ms)
+        ranked[FULL] = list(dict.fromkeys(owner))  # every session (no order: NDCG not shown)
+        tokens[FULL] = bench.tokens.count("\n".join(
+            f"{role}: {content}" for _, turns in recorded for role, content in turns)
+            + "\n" + text)
+        for row in ROWS:
+            hit = float(relevant <= set(ranked[row]))
+            metrics[row]["recall_all"].append(hit)
+            metrics[row][f"ndcg@{NDCG_K}"].append(ndcg(ranked[row], relevant, NDCG_K))
+            metrics[row]["sessions served"].append(len(ranked[row]))
+            metrics[row]["tokens"].append(tokens[row])
+            by_type[row][q["question_type"]].append(hit)
+        progress(f"  {n}/{len(eligible)} {q['question_id']}: {len(ids)} messages, "
+                 f"{census['memories']} memories, record {record_s:.1f} s, "
+                 f"drain {drain_s:.1f} s; served recall_all "
+                 f"{metrics[SERVED]['recall_all'][-1]:.0f}")
+    return {
+        "questions": len(eligible),
+        "rows": {row: {
+            "recall_all": float(np.mean(metrics[row]["recall_all"])),
+            f"ndcg@{NDCG_K}": float(np.mean(metrics[row][f"ndcg@{NDCG_K}"])),
+            "sessions_served": float(np.mean(metrics[row]["sessions served"])),
+            "memories_served": float(np.mean(metrics[row]["memories served"] or [0])),
+            "turns_recalled": float(np.mean(metrics[row]["turns recalled"] or [0])),
+            "tokens": stats(metrics[row]["tokens"]),
+            "get_context_wall_ms": stats(wall[row]),
+            "get_context_total_ms": stats([t for t in total[row] if not math.isnan(t)]),
+            "recall_all_by_type": {t: float(np.mean(v)) for t, v in sorted(by_type[row].items())},
+        } for row in ROWS},
+        "per_question": census_rows,
+        "messages_truncated": truncated,
+    }
+
+
+# -- report --------------------------------------------------------------------------
+
+
+def _ms(s: Mapping[str, float]) -> str:
+    return "-" if math.isnan(s["p50"]) else f"{s['p50']:.0f} / {s['p95']:.0f}"
+
+
+def locomo_report(result: Mapping[str, Any]) -> str:
+    names = [*CATEGORIES.values(), "overall"]
+    counts = result["questions"]
+    out = ["\nLoCoMo evidence recall of the served context (%)\n",
+           "| row | " + " | ".join(f"{c} ({counts.get(c, 0)})" for c in names)
+           + " | tokens mean / p95 | get_context ms p50 / p95 (wall) | timings total p50 / p95 |",
+           "|---" * (len(names) + 4) + "|"]
+    for row in ROWS:
+        r = result[row]
+        out.append(f"| {row} | " + " | ".join(f"{r['recall'].get(c, 0.0):.1f}" for c in names)
+                   + f" | {r['tokens']['mean']:.0f} / {r['tokens']['p95']:.0f}"
+                   + f" | {_ms(r['get_context_wall_ms'])} | {_ms(r['get_context_total_ms'])} |")
+    out.append(f"\n(the {CEILING} latency is its search call's)\n")
+    out += ["| conversation | turns | questions | memories (live) | by source "
+            "| turns embedded | turns with a memory | evidence turns with a memory "
+            "| record s | drain s | overall recall: served / more recall / hybrid@10 |",
+            "|---" * 11 + "|"]
+    for c in result["conversations"]:
+        sources = ", ".join(f"{k} {v}" for k, v in sorted(c["memories_by_source"].items()))
+        out.append(f"| {c['sample_id']} | {c['turns']} | {c['questions']} | {c['memories']} "
+                   f"({c['live_memories']}) | {sources or '-'} | {c['turns_embedded']} "
+                   f"| {c['turns_with_a_memory']} | {c['evidence_turns_with_a_memory']}"
+                   f"/{c['evidence_turns']} | {c['record_s']} | {c['drain_s']} | "
+                   + " / ".join(f"{c['overall_recall'].get(r, float('nan')):.1f}"
+                                for r in (SERVED, MORE, CEILING)) + " |")
+    by = result["served_evidence_by"]
+    counts2 = result["counts"]
+    out.append(f"\nEvidence turns (per question, {counts2.get('evidence', 0)} in all) in the "
+               f"{SERVED} context: as a recalled turn only {by.get('recalled turn', 0)}, "
+               f"as a memory only {by.get('memory', 0)}, both {by.get('both', 0)}, "
+               f"not served {by.get('none', 0)}. Contexts with at least one memory: "
+               f"{counts2.get('contexts with a memory', 0)}/{counts2.get('questions', 0)}, "
+               f"with a recalled turn: {counts2.get('contexts with a recalled turn', 0)}.")
+    out.append(f"Malformed evidence entries: {len(result['malformed_evidence'])} "
+               f"({', '.join(repr(e) for e in result['malformed_evidence'])}); "
+               f"evidence ids naming no turn: {result['evidence_naming_no_turn']}")
+    return "\n".join(out)
+
+
+def lme_report(result: Mapping[str, Any]) -> str:
+    rows = result["rows"]
+    out = [f"\nLongMemEval_S, session level ({result['questions']} questions)\n",
+           f"| row | recall_all | ndcg@{NDCG_K} | sessions served | memories | recalled turns "
+           "| tokens mean / p95 | get_context ms p50 / p95 (wall) | timings total p50 / p95 |",
+           "|---" * 10 + "|"]
+    for row in ROWS:
+        r = rows[row]
+        served = row in (SERVED, MORE)
+        out.append(f"| {row} | {r['recall_all']:.3f} "
+                   + (f"| {r[f'ndcg@{NDCG_K}']:.3f} " if row != FULL else "| - ")
+                   + f"| {r['sessions_served']:.1f} "
+                   + (f"| {r['memories_served']:.1f} | {r['turns_recalled']:.1f} "
+                      if served else "| - | - ")
+                   + f"| {r['tokens']['mean']:.0f} / {r['tokens']['p95']:.0f} "
+                   + f"| {_ms(r['get_context_wall_ms'])} | {_ms(r['get_context_total_ms'])} |")
+    types = sorted(rows[SERVED]["recall_all_by_type"])
+    out += ["\nrecall_all by question type\n", "| row | " + " | ".join(types) + " |",
+            "|---" * (len(types) + 1) + "|"]
+    for row in ROWS:
+        by = rows[row]["recall_all_by_type"]
+        out.append(f"| {row} | " + " | ".join(f"{by[t]:.2f}" for t in types) + " |")
+    memories_made = [q["memories"] for q in result["per_question"]]
+    out.append(f"\nMemories per question's user: mean {np.mean(memories_made):.1f}, "
+               f"max {max(memories_made)}; messages truncated to max_message_chars: "
+               f"{result['messages_truncated']}")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    info = machine()
+    embedder = default_embedder(Settings().embedding_threads)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or str(Path(tmp) / "end_to_end.db")
+        # a shared store may hold an earlier run: its users get a fresh prefix
+        tag = f"{uuid.uuid4().hex[:8]}-" if args.database_url else ""
+        bench = Bench(url, embedder, tag)
+        result: dict[str, Any] = {
+            "machine": info, "database": bench.db.dialect.name,
+            "embedder": embedder.model_name, "limit": args.limit,
+            "settings": {SERVED: {n: getattr(bench.settings, n) for n in (
+                "recall_k", "recall_token_budget", "recall_min_score", "search_k",
+                "memory_limit", "critical_limit")}, MORE: MORE_RECALL},
+        }
+        try:
+            if args.only in (None, "locomo"):
+                data = json.loads((args.data / "locomo_dev.json").read_text())
+                data = data[: args.limit] if args.limit else data
+                result["locomo"] = run_locomo(bench, data)
+                print(locomo_report(result["locomo"]), flush=True)
+            if args.only in (None, "longmemeval"):
+                with gzip.open(args.data / "longmemeval_s_dev.json.gz", "rt") as handle:
+                    data = json.load(handle)
+                result["longmemeval"] = run_longmemeval(bench, data, args.limit)
+                print(lme_report(result["longmemeval"]), flush=True)
+        finally:
+            bench.close()
+    result["seconds"] = round(time.perf_counter() - began, 1)
+    result["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"\nmachine: {info['cores']} cores, {info['cpu']}; Python {info['python']}, "
+          f"SQLite {info['sqlite']}; {info['date']}; load average at start "
+          f"{info['loadavg_at_start']}, at end {result['loadavg_at_end']}\n"
+          f"store: {result['database']}; embedder: {result['embedder']}; "
+          f"wall time {result['seconds']} s", flush=True)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"directory of the data files (default: {DEFAULT_DATA})")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="a quick run: the first N conversations / eligible questions "
+                        "(questions interleaved by type)")
+    parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
+    args = parser.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be at least 1")
+    for name in ("locomo_dev.json", "longmemeval_s_dev.json.gz"):
+        if not (args.data / name).exists():
+            parser.error(f"{args.data / name} not found: pass --data DIR (see the data README)")
+    result = run(args)
+    progress(f"done in {result['seconds']} s")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
