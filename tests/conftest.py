@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
+import db_access
 import pytest
 import services
+from sqlalchemy import select
 
-from truemem_core import TrueMem
+from truemem_core import StorageError, TrueMem
+from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import store_meta
 
 # =========================================================================== #
 # Test services: PostgreSQL + pgvector and Redis.
@@ -109,9 +117,17 @@ def _restart_stopped_redis(request: pytest.FixtureRequest) -> Iterator[None]:
 # =========================================================================== #
 # TrueMem stores, one fresh database per test, on every backend.
 #
-#   backend   "sqlite" | "postgres"       (parametrises every test using a store)
-#   tmp_url   (function) -> str            URL of an empty database of that backend
-#   memory    (function) -> TrueMem        a TrueMem on tmp_url, closed after the test
+#   backend    "sqlite" | "postgres"   (parametrises every test using a store)
+#   store_url  (function) -> str       URL of a store migrated to the newest revision,
+#                                      with no embedder recorded yet
+#   memory     (function) -> TrueMem   a TrueMem on store_url, closed after the test
+#   tmp_url    (function) -> str       URL of an EMPTY database (PostgreSQL: with the
+#                                      extensions only), for tests that migrate it
+#                                      step by step themselves
+#
+# Migrating takes far longer than copying a database, so each kind of database
+# is prepared once per session as a template and every test gets a copy: on
+# PostgreSQL ``CREATE DATABASE … TEMPLATE``, on SQLite a copy of the file.
 # =========================================================================== #
 
 BACKENDS = ["sqlite", "postgres"]
@@ -122,14 +138,91 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def tmp_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'truemem.db'}"
-        return
-    admin = services.sqlalchemy_url(request.getfixturevalue("postgres_url"), database="postgres")
+def _fail(error: str) -> NoReturn:
+    pytest.fail(services.failure_message("PostgreSQL", error, services.postgres_hint()),
+                pytrace=False)
+
+
+def _migrate_to_head(url: str) -> None:
+    """Run every migration on the store at ``url``, and nothing else.
+
+    ``Database(embedder=None)`` records no embedder: tests use different
+    embedders, and the first TrueMem opening a copy records its own.
+    """
+
+    async def run() -> None:
+        db = Database(resolve_url(url), embedder=None)
+        try:
+            await db.open()
+        finally:
+            await db.close()
+
+    asyncio.run(run())
+    recorded = db_access.rows(url, select(store_meta))
+    if recorded:
+        raise services.ServiceError(f"a migrated store already holds {recorded}")
+
+
+@pytest.fixture(scope="session")
+def _postgres_admin_url(postgres_url: str) -> str:
+    return services.sqlalchemy_url(postgres_url, database="postgres")
+
+
+@contextlib.contextmanager
+def _postgres_template(admin: str, name: str, *, migrated: bool) -> Iterator[str]:
+    error: str | None = None
+    try:
+        services.create_database(admin, name)
+        if migrated:
+            _migrate_to_head(services.sqlalchemy_url(admin, database=name))
+        services.seal_template(admin, name)
+    except (services.ServiceError, StorageError) as exc:
+        error = str(exc)
+    try:
+        if error is not None:  # outside the except block: no exception chain shown
+            _fail(f"cannot prepare the template database {name!r}: {error}")
+        yield name
+    finally:
+        services.drop_database(admin, name)
+
+
+@pytest.fixture(scope="session")
+def _postgres_empty_template(_postgres_admin_url: str) -> Iterator[str]:
+    """A database with the extensions only, closed to connections: what tmp_url copies."""
+    name = f"truemem_tpl_{secrets.token_hex(4)}_empty"
+    with _postgres_template(_postgres_admin_url, name, migrated=False) as template:
+        yield template
+
+
+@pytest.fixture(scope="session")
+def _postgres_store_template(_postgres_admin_url: str) -> Iterator[str]:
+    """A database migrated to head, closed to connections: what store_url copies."""
+    name = f"truemem_tpl_{secrets.token_hex(4)}_head"
+    with _postgres_template(_postgres_admin_url, name, migrated=True) as template:
+        yield template
+
+
+@pytest.fixture(scope="session")
+def _sqlite_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "truemem.db"
+    _migrate_to_head(f"sqlite:///{path}")
+    # one self-contained file: no write-ahead log beside it to copy as well
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    return path
+
+
+@contextlib.contextmanager
+def _postgres_copy(admin: str, template: str) -> Iterator[str]:
     name = f"truemem_t_{secrets.token_hex(6)}"
-    services.create_database(admin, name)
+    error: str | None = None
+    try:
+        services.create_database(admin, name, template=template,
+                                 file_copy=services.embedded_postgres())
+    except services.ServiceError as exc:
+        error = str(exc)
+    if error is not None:  # failed outside the except block: no exception chain shown
+        _fail(error)
     try:
         yield services.sqlalchemy_url(admin, database=name)
     finally:
@@ -137,6 +230,28 @@ def tmp_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Ite
 
 
 @pytest.fixture
-def memory(tmp_url: str) -> Iterator[TrueMem]:
-    with TrueMem(tmp_url) as store:
+def store_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        path = tmp_path / "truemem.db"
+        shutil.copyfile(request.getfixturevalue("_sqlite_store_template"), path)
+        yield f"sqlite:///{path}"
+        return
+    with _postgres_copy(request.getfixturevalue("_postgres_admin_url"),
+                        request.getfixturevalue("_postgres_store_template")) as url:
+        yield url
+
+
+@pytest.fixture
+def tmp_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'truemem.db'}"
+        return
+    with _postgres_copy(request.getfixturevalue("_postgres_admin_url"),
+                        request.getfixturevalue("_postgres_empty_template")) as url:
+        yield url
+
+
+@pytest.fixture
+def memory(store_url: str) -> Iterator[TrueMem]:
+    with TrueMem(store_url) as store:
         yield store

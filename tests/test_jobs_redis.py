@@ -11,18 +11,45 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis
 import services
+from db_access import rows
 from sqlalchemy import select
 
-from truemem_core import TrueMem
+from truemem_core import Settings, TrueMem
+from truemem_core.jobs.broker import QUEUE, JobQueue
 from truemem_core.storage.schema import jobs, messages
 
 TESTS = Path(__file__).parent
+
+
+def wait_for(
+    condition: Callable[[], bool], what: str, *, timeout: float = 60.0, interval: float = 0.05
+) -> None:
+    """Return as soon as ``condition()`` holds; fail saying ``what`` did not happen in time."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g}s waiting until {what}", pytrace=False)
+        time.sleep(interval)
+
+
+@pytest.fixture
+def queue_url(redis_url: str) -> str:
+    """``redis_url``, emptied: nothing left from an earlier test reaches this one.
+
+    A worker killed mid-job leaves its message unacknowledged in Redis, to be
+    delivered again later, to whichever worker listens then.
+    """
+    with closing(redis.Redis.from_url(redis_url)) as client:
+        client.flushdb()
+    return redis_url
 
 
 @contextmanager
@@ -49,23 +76,15 @@ def worker(
 
 
 def _statuses(memory: TrueMem) -> dict[str, str]:
-    async def run() -> dict[str, str]:
-        async with memory._core.db.transaction() as conn:
-            return {r.key: r.status for r in await conn.execute(select(jobs.c.key, jobs.c.status))}
-
-    return memory._loop.run(run())
+    return {r.key: r.status for r in rows(memory, select(jobs.c.key, jobs.c.status))}
 
 
 def _message_count(memory: TrueMem) -> int:
-    async def run() -> int:
-        async with memory._core.db.transaction() as conn:
-            return len((await conn.execute(select(messages.c.id))).all())
-
-    return memory._loop.run(run())
+    return len(rows(memory, select(messages.c.id)))
 
 
-def test_worker_process_runs_extraction(tmp_url: str, redis_url: str) -> None:
-    with TrueMem(tmp_url, redis_url=redis_url) as memory, worker(tmp_url, redis_url):
+def test_worker_process_runs_extraction(store_url: str, queue_url: str) -> None:
+    with TrueMem(store_url, redis_url=queue_url) as memory, worker(store_url, queue_url):
         memory.record("ana", "s", "I'm a carpenter and I live in Porto.", "Cool.")
         memory.drain(timeout=60)
         texts = " ".join(m.text for m in memory.list_memories("ana"))
@@ -73,9 +92,9 @@ def test_worker_process_runs_extraction(tmp_url: str, redis_url: str) -> None:
 
 
 def test_broker_outage_loses_nothing(
-    tmp_url: str, redis_server: services.RedisServer, caplog: pytest.LogCaptureFixture
+    store_url: str, redis_server: services.RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with TrueMem(tmp_url, redis_url=redis_server.url) as memory:
+    with TrueMem(store_url, redis_url=redis_server.url) as memory:
         redis_server.stop()
         recorded = memory.record("ana", "s", "I'm a carpenter and I live in Porto.", "Cool.")
         assert _message_count(memory) == 2  # committed although the broker is down
@@ -83,44 +102,47 @@ def test_broker_outage_loses_nothing(
         assert set(_statuses(memory)) == set(recorded.jobs)
         assert "could not enqueue" in caplog.text
         redis_server.start()
-        with worker(tmp_url, redis_server.url):
+        with worker(store_url, redis_server.url):
             memory.drain(timeout=60)
         assert set(_statuses(memory).values()) == {"done"}
         assert any("Porto" in m.text for m in memory.list_memories("ana"))
 
 
 def test_worker_killed_mid_job_then_retry_completes(
-    tmp_url: str, redis_url: str, tmp_path: Path
+    store_url: str, queue_url: str, tmp_path: Path
 ) -> None:
     marker = tmp_path / "llm-called"
     llm = "scripted_llm:slow"
-    with TrueMem(tmp_url, redis_url=redis_url) as memory:
-        with worker(tmp_url, redis_url, llm=llm, TRUEMEM_TEST_MARKER=str(marker),
+    with TrueMem(store_url, redis_url=queue_url) as memory:
+        with worker(store_url, queue_url, llm=llm, TRUEMEM_TEST_MARKER=str(marker),
                     TRUEMEM_TEST_DELAY="30") as doomed:
             recorded = memory.record("ana", "s", "I keep the lighthouse.", "Lovely.")
-            deadline = time.monotonic() + 60
-            while not marker.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert marker.exists(), "the worker never started the job"
+            wait_for(marker.exists, "the worker started the job")
             doomed.kill()  # SIGKILL in the middle of the job
             doomed.wait()
         assert _statuses(memory)[recorded.jobs[0]] == "pending"
         assert memory.list_memories("ana") == []
         assert _message_count(memory) == 2
-        with worker(tmp_url, redis_url, llm=llm, TRUEMEM_TEST_DELAY="0"):
+        with worker(store_url, queue_url, llm=llm, TRUEMEM_TEST_DELAY="0"):
             memory.drain(timeout=60)
         assert [m.text for m in memory.list_memories("ana")] == ["Works as a lighthouse keeper"]
 
 
-def test_same_job_delivered_twice(tmp_url: str, redis_url: str) -> None:
-    with TrueMem(tmp_url, redis_url=redis_url) as memory:
+def test_same_job_delivered_twice(store_url: str, queue_url: str) -> None:
+    # A second producer on the same queue sends the key twice more: no public API
+    # sends a job, and dramatiq delivers at least once, so a duplicate must be harmless.
+    with (TrueMem(store_url, redis_url=queue_url) as memory,
+          closing(JobQueue(queue_url, lambda key: None, Settings())) as producer):
         recorded = memory.record("ana", "s", "I'm a carpenter.", "Cool.")
         key = recorded.jobs[0]
-        memory._core.jobs.queue().send(key)  # a duplicate delivery
-        memory._core.jobs.queue().send(key)
-        with worker(tmp_url, redis_url):
+        assert producer.send(key) and producer.send(key)
+        broker: Any = producer.broker
+        assert broker.do_qsize(QUEUE) >= 3  # the recorded jobs and both duplicates wait
+        with worker(store_url, queue_url):
             memory.drain(timeout=60)
-            time.sleep(1)  # let the duplicates run too
+            # every delivery (the first and both duplicates) acknowledged, i.e. run
+            wait_for(lambda: broker.do_qsize(QUEUE) == 0, "the worker ran every delivery")
         stored = memory.list_memories("ana")
         assert len(stored) == 1 and stored[0].reinforcements == 0
+        assert _statuses(memory)[key] == "done"
 

@@ -8,12 +8,13 @@ import re
 from typing import Any
 
 import pytest
+from db_access import rows
 from scripted_llm import ScriptedLLM
 from sqlalchemy import select
 
 from truemem_core import InvalidInputError, TrueMem
 from truemem_core.language.classify import classify_kind
-from truemem_core.language.contradiction import find_superseded
+from truemem_core.language.contradiction import supersessions
 from truemem_core.memory import write
 from truemem_core.storage.schema import jobs, memories
 
@@ -28,16 +29,8 @@ def _globex(replaces: Any) -> dict[str, Any]:
     return {"text": "Works at Globex", "importance": 4, "kind": "semantic", "replaces": replaces}
 
 
-def _rows(memory: TrueMem, query: Any) -> list[Any]:
-    async def run() -> list[Any]:
-        async with memory._core.db.transaction(readonly=True) as conn:
-            return list((await conn.execute(query)).all())
-
-    return memory._loop.run(run())
-
-
 def _validity(memory: TrueMem, memory_id: str) -> Any:
-    [row] = _rows(memory, select(
+    [row] = rows(memory, select(
         memories.c.state, memories.c.valid_to, memories.c.invalidated_at,
         memories.c.superseded_by).where(memories.c.id == memory_id))
     return row
@@ -51,12 +44,12 @@ def _still_current(memory: TrueMem, memory_id: str) -> bool:
 def _record(memory: TrueMem, message: str) -> None:
     memory.record("ana", "s", message, "Noted.")
     memory.drain()
-    assert {row.status for row in _rows(memory, select(jobs.c.status))} == {"done"}
+    assert {row.status for row in rows(memory, select(jobs.c.status))} == {"done"}
 
 
-def test_the_prompt_shows_the_users_current_facts_by_handle(tmp_url: str) -> None:
+def test_the_prompt_shows_the_users_current_facts_by_handle(store_url: str) -> None:
     llm = ScriptedLLM(_answer())
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         for text in ("Employed by Initech", "Lives in Madrid", "Has a cat named Miso",
                      "Prefers tea", "Prefers coffee"):  # coffee supersedes tea (rules)
             memory.add_memory("ana", text)
@@ -72,11 +65,11 @@ def test_the_prompt_shows_the_users_current_facts_by_handle(tmp_url: str) -> Non
         assert not any(m.id in prompt for m in stored)  # handles, never database ids
 
 
-def test_a_replacement_judged_by_the_llm_closes_the_old_fact(tmp_url: str) -> None:
+def test_a_replacement_judged_by_the_llm_closes_the_old_fact(store_url: str) -> None:
     llm = ScriptedLLM(_answer(_globex(["m1"])))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         old = memory.add_memory("ana", "Employed by Initech", importance=4)
-        assert find_superseded("Works at Globex", [(old.id, old.text)]) == []  # rules miss it
+        assert supersessions("Works at Globex", [(old.id, old.text)]) == []  # rules miss it
         _record(memory, "I left Initech, I'm at Globex now.")
         [new] = memory.list_memories("ana")
         assert (new.text, new.source) == ("Works at Globex", "extracted")
@@ -94,10 +87,10 @@ def test_a_replacement_judged_by_the_llm_closes_the_old_fact(tmp_url: str) -> No
 
 @pytest.mark.parametrize("replaces", [["m2"], ["m9", "memory 1", "42"], [], "m1", {"m1": 1},
                                       [None, 1, ["m1"], {"id": "m1"}]])
-def test_unknown_or_malformed_handles_close_nothing(tmp_url: str, replaces: Any) -> None:
+def test_unknown_or_malformed_handles_close_nothing(store_url: str, replaces: Any) -> None:
     llm = ScriptedLLM(_answer(_globex(replaces),
                               {"text": "Has a dog named Rex", "replaces": replaces}))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         old = memory.add_memory("ana", "Employed by Initech", importance=4)
         _record(memory, "I'm at Globex now, and we adopted a dog, Rex.")
         assert {m.text for m in memory.list_memories("ana")} == {
@@ -110,6 +103,9 @@ def test_judged_ids_are_checked_again_when_written(memory: TrueMem) -> None:
     madrid = memory.add_memory("ana", "Lives in Madrid")
     berlin = memory.add_memory("ana", "Lives in Berlin")  # closes Madrid (rules)
 
+    # The LLM's handles are mapped to ids before the write, so no public call hands
+    # the writer an id the handles did not vouch for: this calls the writer itself,
+    # on TrueMem's loop, to check its own defence.
     async def add(supersedes: Any) -> Any:
         store = memory._core.memories
         candidate = await store.candidate(
@@ -128,19 +124,19 @@ def test_judged_ids_are_checked_again_when_written(memory: TrueMem) -> None:
             memory._loop.run(add(bad))
 
 
-def test_an_extracted_fact_never_supersedes_an_explicit_one(tmp_url: str) -> None:
+def test_an_extracted_fact_never_supersedes_an_explicit_one(store_url: str) -> None:
     llm = ScriptedLLM(_answer(_globex(["m1"])))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         kept = memory.add_memory("ana", "Employed by Initech", importance=5, source="explicit")
         _record(memory, "I'm at Globex now.")
         assert _still_current(memory, kept.id)
         assert "superseded" not in {e.action for e in memory.history("ana", kept.id)}
 
 
-def test_the_llms_kind_is_stored_and_manual_adds_use_the_rules(tmp_url: str) -> None:
+def test_the_llms_kind_is_stored_and_manual_adds_use_the_rules(store_url: str) -> None:
     text = "Was promoted to staff engineer"
     llm = ScriptedLLM(_answer({"text": text, "importance": 3, "kind": "episodic"}))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         _record(memory, "Great news, I got promoted to staff engineer today!")
         assert [(m.text, m.kind) for m in memory.list_memories("ana")] == [(text, "episodic")]
         assert classify_kind(text) == "semantic"  # so the kind above is the LLM's

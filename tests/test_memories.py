@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from db_access import execute, rows
+from sqlalchemy import select, update
 
 from truemem_core import InvalidInputError, NotFoundError, Settings, TrueMem
+from truemem_core.storage.schema import memories, utcnow
 
 FACTS = [
     ("Works as a data engineer at Acme", 4),
@@ -135,9 +139,9 @@ def test_isolation_between_users(memory: TrueMem) -> None:
     assert mine.id != secret.id and mine.user_id == "bob"
 
 
-def test_prune_archives_lowest_importance_oldest_first(tmp_url: str) -> None:
+def test_prune_archives_lowest_importance_oldest_first(store_url: str) -> None:
     settings = Settings(memory_limit=5)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         added = [memory.add_memory("ana", text, importance=imp) for text, imp in FACTS[:7]]
         # FACTS[:7] importances: 4 3 4 3 2 1 5 -> at 6 the 1 goes, at 7 the 2 goes
         live = {m.text for m in memory.list_memories("ana")}
@@ -151,16 +155,16 @@ def test_prune_archives_lowest_importance_oldest_first(tmp_url: str) -> None:
         assert FACTS[1][0] not in {m.text for m in memory.list_memories("ana")}
 
 
-def test_prune_never_touches_important_memories(tmp_url: str) -> None:
-    with TrueMem(tmp_url, settings=Settings(memory_limit=3)) as memory:
+def test_prune_never_touches_important_memories(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(memory_limit=3)) as memory:
         for text, _ in FACTS[:6]:
             memory.add_memory("ana", text, importance=4)
         assert len(memory.list_memories("ana")) == 6
         assert memory.prune("ana") == []
 
 
-def test_restated_archived_memory_comes_back(tmp_url: str) -> None:
-    with TrueMem(tmp_url, settings=Settings(memory_limit=2)) as memory:
+def test_restated_archived_memory_comes_back(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(memory_limit=2)) as memory:
         old = memory.add_memory("ana", "Plays the piano badly", importance=1)
         memory.add_memory("ana", "Lives in Lisbon", importance=4)
         memory.add_memory("ana", "Has two children", importance=4)
@@ -321,14 +325,8 @@ def test_kind_is_classified_when_not_given(memory: TrueMem) -> None:
     assert (event.kind, fact.kind) == ("episodic", "semantic")
 
 
-def test_feedback_and_lifecycle(tmp_url: str) -> None:
-    from datetime import timedelta
-
-    from sqlalchemy import update
-
-    from truemem_core.storage.schema import memories, utcnow
-
-    with TrueMem(tmp_url) as memory:
+def test_feedback_and_lifecycle(store_url: str) -> None:
+    with TrueMem(store_url) as memory:
         minor = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
         key = memory.add_memory("ana", "Works as a data engineer at Acme", importance=4)
         wrong = memory.add_memory("ana", "Has three cats", importance=2)
@@ -341,12 +339,9 @@ def test_feedback_and_lifecycle(tmp_url: str) -> None:
         # unless it is protected (importance >= 4)
         assert memory.maintain("ana") == {wrong.id: "ephemeral"}
 
-        async def age() -> None:  # half a year without use
-            async with memory._core.db.transaction() as conn:
-                await conn.execute(update(memories).values(
-                    created_at=utcnow() - timedelta(days=180)))
-
-        memory._loop.run(age())
+        # half a year without use
+        assert execute(memory, update(memories).values(
+            created_at=utcnow() - timedelta(days=180))) == 3
         assert memory.maintain("ana") == {minor.id: "archived", wrong.id: "archived"}
         assert memory.get_memory("ana", key.id).state == "active"  # importance 4 is protected
         assert [m.id for m in memory.list_memories("ana")] == [key.id]
@@ -356,22 +351,13 @@ def test_feedback_and_lifecycle(tmp_url: str) -> None:
 
 
 def test_retrieval_is_counted(memory: TrueMem) -> None:
-    from sqlalchemy import select
-
-    from truemem_core.storage.schema import memories
-
     added = memory.add_memory("ana", "Lives in Lisbon")
     memory.get_context("ana", "s", "Where do I live?")
     memory.drain()
 
-    async def counts() -> tuple[int, object]:
-        async with memory._core.db.transaction() as conn:
-            row = (await conn.execute(select(memories.c.retrievals, memories.c.last_accessed_at)
-                                      .where(memories.c.id == added.id))).one()
-            return row.retrievals, row.last_accessed_at
-
-    retrievals, accessed = memory._loop.run(counts())
-    assert retrievals == 1 and accessed is not None
+    [row] = rows(memory, select(memories.c.retrievals, memories.c.last_accessed_at)
+                 .where(memories.c.id == added.id))
+    assert row.retrievals == 1 and row.last_accessed_at is not None
 
 
 def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:

@@ -6,27 +6,12 @@ import asyncio
 import logging
 
 import pytest
+from db_access import execute, rows
 from scripted_llm import ScriptedLLM, facts_json
 from sqlalchemy import select, update
 
 from truemem_core import InvalidInputError, Settings, TrueMem
-from truemem_core.storage.schema import jobs, messages, sessions
-
-
-def _rows(memory: TrueMem, query):  # type: ignore[no-untyped-def]
-    async def run():  # type: ignore[no-untyped-def]
-        async with memory._core.db.transaction() as conn:
-            return (await conn.execute(query)).all()
-
-    return memory._loop.run(run())
-
-
-def _execute(memory: TrueMem, statement) -> None:  # type: ignore[no-untyped-def]
-    async def run() -> None:
-        async with memory._core.db.transaction() as conn:
-            await conn.execute(statement)
-
-    memory._loop.run(run())
+from truemem_core.storage.schema import admission_rejections, jobs, messages, sessions
 
 
 def test_record_stores_messages_and_context_returns_them(memory: TrueMem) -> None:
@@ -47,8 +32,8 @@ def test_record_stores_messages_and_context_returns_them(memory: TrueMem) -> Non
     assert memory.get_context("bob", "s1", "hi").recent_messages == []
 
 
-def test_context_keeps_the_last_messages_verbatim(tmp_url: str) -> None:
-    with TrueMem(tmp_url, settings=Settings(recent_messages=4)) as memory:
+def test_context_keeps_the_last_messages_verbatim(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(recent_messages=4)) as memory:
         for n in range(5):
             memory.record("ana", "s", f"question {n}", f"answer {n}")
         context = memory.get_context("ana", "s", "next")
@@ -56,51 +41,53 @@ def test_context_keeps_the_last_messages_verbatim(tmp_url: str) -> None:
             "question 3", "answer 3", "question 4", "answer 4"]
 
 
-def test_summary_folds_old_messages_in_one_transaction(tmp_url: str) -> None:
+def test_summary_folds_old_messages_in_one_transaction(store_url: str) -> None:
     settings = Settings(recent_messages=4, summary_token_threshold=40)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         for n in range(6):
             memory.record("ana", "s", f"I am working on migration step {n} of the billing "
                           "database to PostgreSQL 16.", f"Noted step {n}.")
         memory.drain()
-        rows = _rows(memory, select(messages.c.content, messages.c.summarized)
-                     .where(messages.c.user_id == "ana").order_by(messages.c.id))
-        assert [r.summarized for r in rows] == [True] * 8 + [False] * 4
+        stored = rows(memory, select(messages.c.content, messages.c.summarized)
+                      .where(messages.c.user_id == "ana").order_by(messages.c.id))
+        assert [r.summarized for r in stored] == [True] * 8 + [False] * 4
         context = memory.get_context("ana", "s", "Where was I?")
         assert context.summary and "migration" in context.summary
         assert len(context.recent_messages) == 4
         assert "Summary of the earlier conversation" in context.to_system_prompt()
 
 
-def test_replayed_summary_job_changes_nothing(tmp_url: str) -> None:
+def test_replayed_summary_job_changes_nothing(store_url: str) -> None:
     settings = Settings(recent_messages=2, summary_token_threshold=10)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         for n in range(3):
             memory.record("ana", "s", f"Step {n} of the plan is done.", "Great.")
         memory.drain()
-        keys = [r.key for r in _rows(memory, select(jobs.c.key).where(jobs.c.kind == "summarize"))]
-        before = _rows(memory, select(sessions.c.summary, sessions.c.summarized_through))
+        keys = [r.key for r in rows(memory, select(jobs.c.key).where(jobs.c.kind == "summarize"))]
+        before = rows(memory, select(sessions.c.summary, sessions.c.summarized_through))
+        assert keys and before[0].summary  # there is a summary job to replay
         # deliver every summary job again, twice at once, after resetting it to pending
-        _execute(memory, update(jobs).values(status="pending"))
+        # (no public API delivers a job: the runner is called directly, on TrueMem's loop)
+        execute(memory, update(jobs).values(status="pending"))
 
         async def twice() -> None:
             await asyncio.gather(*(memory._core.runner.run(k) for k in keys + keys))
 
         memory._loop.run(twice())
-        assert _rows(memory, select(sessions.c.summary, sessions.c.summarized_through)) == before
+        assert rows(memory, select(sessions.c.summary, sessions.c.summarized_through)) == before
 
 
-def test_failing_summary_marks_nothing_and_retries(tmp_url: str) -> None:
+def test_failing_summary_marks_nothing_and_retries(store_url: str) -> None:
     settings = Settings(recent_messages=2, summary_token_threshold=10, job_min_backoff_ms=10)
     llm = ScriptedLLM(facts_json(), RuntimeError("model overloaded"), "A short summary.")
-    with TrueMem(tmp_url, settings=settings, llm=llm) as memory:
+    with TrueMem(store_url, settings=settings, llm=llm) as memory:
         memory.record("ana", "s", "First message with some words.", "Reply one.")
         memory.record("ana", "s", "Second message with more words.", "Reply two.")
         memory.drain(timeout=30)
-        rows = _rows(memory, select(jobs.c.kind, jobs.c.status, jobs.c.attempts))
-        assert all(r.status == "done" for r in rows)
-        assert any(r.attempts >= 1 for r in rows)  # the overload was retried
-        assert _rows(memory, select(sessions.c.summary))[0].summary
+        done = rows(memory, select(jobs.c.kind, jobs.c.status, jobs.c.attempts))
+        assert all(r.status == "done" for r in done)
+        assert any(r.attempts >= 1 for r in done)  # the overload was retried
+        assert rows(memory, select(sessions.c.summary))[0].summary
 
 
 @pytest.mark.parametrize(
@@ -150,9 +137,9 @@ def test_rule_based_extraction_runs_after_record(memory: TrueMem) -> None:
         "Sure! Here are the facts:\n" + facts_json(("Works as a nurse", 4, "semantic")) + "\nBye",
     ],
 )
-def test_llm_extraction_stores_parsed_facts(tmp_url: str, reply: str) -> None:
+def test_llm_extraction_stores_parsed_facts(store_url: str, reply: str) -> None:
     llm = ScriptedLLM(reply)
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         memory.record("ana", "s", "I work night shifts at the hospital as a nurse.", "Wow.")
         memory.drain()
         stored = {m.text: m for m in memory.list_memories("ana")}
@@ -163,35 +150,37 @@ def test_llm_extraction_stores_parsed_facts(tmp_url: str, reply: str) -> None:
 
 
 def test_malformed_llm_answers_store_nothing_and_keep_the_raw_text(
-    tmp_url: str, caplog: pytest.LogCaptureFixture
+    store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     llm = ScriptedLLM("I'd rather not answer in JSON today.")
-    with caplog.at_level(logging.WARNING), TrueMem(tmp_url, llm=llm) as memory:
+    with caplog.at_level(logging.WARNING), TrueMem(store_url, llm=llm) as memory:
         memory.record("ana", "s", "I work as a nurse.", "OK.")
         memory.drain()
         assert memory.list_memories("ana") == []
         assert len(llm.prompts) == 2  # one retry
         assert "rather not answer" in caplog.text
-        assert {r.status for r in _rows(memory, select(jobs.c.status))} == {"done"}
+        assert {r.status for r in rows(memory, select(jobs.c.status))} == {"done"}
 
 
-def test_malformed_then_valid_answer_is_retried(tmp_url: str) -> None:
+def test_malformed_then_valid_answer_is_retried(store_url: str) -> None:
     llm = ScriptedLLM('{"facts": [{"text": "Works as', facts_json(("Works as a nurse", 4,
                                                                     "semantic")))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         memory.record("ana", "s", "I work as a nurse.", "OK.")
         memory.drain()
         assert [m.text for m in memory.list_memories("ana")] == ["Works as a nurse"]
 
 
-def test_replayed_extraction_never_duplicates(tmp_url: str) -> None:
+def test_replayed_extraction_never_duplicates(store_url: str) -> None:
     llm = ScriptedLLM(facts_json(("Works as a nurse", 3, "semantic")))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         recorded = memory.record("ana", "s", "I work as a nurse.", "OK.")
         memory.drain()
         key = recorded.jobs[0]
-        _execute(memory, update(jobs).where(jobs.c.key == key).values(status="pending"))
+        execute(memory, update(jobs).where(jobs.c.key == key).values(status="pending"))
 
+        # two deliveries at once; no public API delivers a job, so the runner is called
+        # directly, on TrueMem's loop
         async def deliver_twice() -> None:
             await asyncio.gather(memory._core.runner.run(key), memory._core.runner.run(key))
 
@@ -209,8 +198,8 @@ def test_record_rejects_bad_input_and_writes_nothing(memory: TrueMem) -> None:
     for args in [("ana", "s", ""), ("ana", None, "hi"), (None, "s", "hi")]:
         with pytest.raises(InvalidInputError):
             memory.get_context(*args)  # type: ignore[arg-type]
-    assert _rows(memory, select(messages.c.id)) == []
-    assert _rows(memory, select(jobs.c.key)) == []
+    assert rows(memory, select(messages.c.id)) == []
+    assert rows(memory, select(jobs.c.key)) == []
 
 
 async def test_async_two_calls(memory: TrueMem) -> None:
@@ -240,17 +229,15 @@ def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
     assert any("tea" in m.text for m in memory.list_memories("ana"))
 
 
-def test_admission_control_rejects_vague_facts_and_records_why(tmp_url: str) -> None:
-    from truemem_core.storage.schema import admission_rejections
-
+def test_admission_control_rejects_vague_facts_and_records_why(store_url: str) -> None:
     llm = ScriptedLLM(facts_json(("Likes things", 3, "semantic"),
                                  ("Works as a nurse at St Mary's hospital", 4, "semantic")))
-    with TrueMem(tmp_url, llm=llm) as memory:
+    with TrueMem(store_url, llm=llm) as memory:
         recorded = memory.record("ana", "s", "I like things. I'm a nurse at St Mary's.", "OK.")
         memory.drain()
         assert [m.text for m in memory.list_memories("ana")] == [
             "Works as a nurse at St Mary's hospital"]
-        rejected = _rows(memory, select(admission_rejections))
+        rejected = rows(memory, select(admission_rejections))
         assert [(r.text, r.source_message_id) for r in rejected] == [
             ("Likes things", recorded.user_message_id)]
         assert rejected[0].score < rejected[0].threshold

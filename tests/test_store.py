@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from db_access import connect
 from sqlalchemy import Column, Integer, MetaData, Table, inspect, select
 
 from truemem_core import EmbedderMismatchError, InvalidInputError, Settings, StorageError, TrueMem
@@ -42,6 +43,8 @@ def _tables(url: str) -> set[str]:
 
 
 def test_migrations_upgrade_from_empty_and_are_idempotent(tmp_url: str) -> None:
+    with connect(tmp_url) as conn:
+        assert not set(inspect(conn).get_table_names()) & TABLES  # really from empty
     assert _tables(tmp_url) >= TABLES
     assert _tables(tmp_url) >= TABLES  # second upgrade: nothing to do, nothing breaks
     with TrueMem(tmp_url) as memory:
@@ -50,14 +53,14 @@ def test_migrations_upgrade_from_empty_and_are_idempotent(tmp_url: str) -> None:
         assert [m.text for m in memory.list_memories("ana")] == ["Lives in Lisbon"]
 
 
-def test_vectors_are_stored_exactly(tmp_url: str) -> None:
+def test_vectors_are_stored_exactly(store_url: str) -> None:
     vectors = np.random.default_rng(3).standard_normal((4, 384)).astype(np.float32)
     vectors[0, :3] = (np.float32(1e-30), np.float32(-3.4e38), np.nextafter(np.float32(1), 2))
     table = Table("roundtrip", MetaData(), Column("id", Integer, primary_key=True),
                   Column("embedding", EmbeddingType()))
 
     async def run() -> list[Vector]:
-        db = Database(resolve_url(tmp_url), embedder=None)
+        db = Database(resolve_url(store_url), embedder=None)
         await db.open()
         try:
             async with db.transaction() as conn:
@@ -73,18 +76,18 @@ def test_vectors_are_stored_exactly(tmp_url: str) -> None:
     assert all(np.array_equal(got, want) for got, want in zip(stored, vectors, strict=True))
 
 
-def test_other_embedder_is_refused_until_reembedded(tmp_url: str) -> None:
-    with TrueMem(tmp_url) as memory:
+def test_other_embedder_is_refused_until_reembedded(store_url: str) -> None:
+    with TrueMem(store_url) as memory:
         memory.add_memory("ana", "Lives in Lisbon")
         memory.add_memory("ana", "Has a golden retriever named Max")
-    with TrueMem(tmp_url, embedder=LetterEmbedder()) as other:
+    with TrueMem(store_url, embedder=LetterEmbedder()) as other:
         with pytest.raises(EmbedderMismatchError, match="all-MiniLM-L6-v2"):
             other.list_memories("ana")
         seen: list[tuple[int, int]] = []
         assert other.reembed(progress=lambda done, total: seen.append((done, total))) == 2
         assert seen[-1] == (2, 2)
         assert len(other.search("ana", "Lisbon")) == 2
-    with TrueMem(tmp_url) as memory, pytest.raises(EmbedderMismatchError):
+    with TrueMem(store_url) as memory, pytest.raises(EmbedderMismatchError):
         memory.list_memories("ana")
 
 
@@ -109,6 +112,9 @@ def test_unreachable_database_is_a_storage_error(tmp_path: Path) -> None:
     with TrueMem(url) as memory, pytest.raises(StorageError) as caught:
         memory.list_memories("ana")
     assert caught.value.__cause__ is not None
+    # in words: no driver name, socket path or SQL in what a user may be shown
+    assert str(caught.value) == (
+        "database error: the database is unreachable or the connection was lost")
 
 
 def test_settings_from_environment() -> None:
