@@ -163,9 +163,9 @@ def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
 # --------------------------------------------------------------- a closed TrueMem
 
 
-async def test_a_closed_truemem_raises_closed_error_and_never_reopens(tmp_url: str) -> None:
+async def test_a_closed_truemem_raises_closed_error_and_never_reopens(store_url: str) -> None:
     closed_error = truemem_core.ClosedError
-    memory = TrueMem(tmp_url)
+    memory = TrueMem(store_url)
     memory.add_memory("ana", "Lives in Lisbon")
     memory.close()
     with pytest.raises(closed_error):
@@ -177,7 +177,7 @@ async def test_a_closed_truemem_raises_closed_error_and_never_reopens(tmp_url: s
     assert issubclass(closed_error, TrueMemError)
     memory.close()  # closing again is fine, sync or async
     await memory.aclose()
-    with TrueMem(tmp_url) as fresh:
+    with TrueMem(store_url) as fresh:
         assert [m.text for m in fresh.list_memories("ana")] == ["Lives in Lisbon"]
 
 
@@ -205,9 +205,9 @@ def _add_explicit(memory: TrueMem) -> str:
 @pytest.mark.parametrize("explicit", [_remember_explicitly, _add_explicit],
                          ids=["remember that", "add_memory explicit"])
 def test_an_explicit_memory_is_never_pruned_even_at_importance_1(
-    tmp_url: str, explicit: Callable[[TrueMem], str]
+    store_url: str, explicit: Callable[[TrueMem], str]
 ) -> None:
-    with TrueMem(tmp_url, settings=Settings(memory_limit=3)) as memory:
+    with TrueMem(store_url, settings=Settings(memory_limit=3)) as memory:
         kept = explicit(memory)
         assert memory.get_memory("ana", kept).source == "explicit"
         memory.update_memory("ana", kept, importance=1)  # the user lowers it: still explicit

@@ -25,8 +25,8 @@ def test_the_allergy_reaches_a_food_question_that_does_not_name_it(memory: TrueM
     assert context.to_dict()["critical"][0]["id"] == allergy.id
 
 
-def test_critical_memories_are_capped_newest_first(tmp_url: str) -> None:
-    with TrueMem(tmp_url, settings=Settings(critical_limit=3)) as memory:
+def test_critical_memories_are_capped_newest_first(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(critical_limit=3)) as memory:
         added = [memory.add_memory("ana", f"Never schedule meetings on day {n} of the month",
                                    importance=5) for n in range(1, 6)]
         memory.add_memory("bob", "Is allergic to shellfish", importance=5)

@@ -11,8 +11,8 @@ PEANUTS = ["Is allergic to peanuts", "Is allergic to peanuts!", "Is allergic to 
            "Is allergic to peanuts and tree nuts"]
 
 
-def test_near_duplicates_end_as_one_memory_in_every_order(tmp_url: str) -> None:
-    with TrueMem(tmp_url) as memory:
+def test_near_duplicates_end_as_one_memory_in_every_order(store_url: str) -> None:
+    with TrueMem(store_url) as memory:
         for n, order in enumerate(itertools.permutations(PEANUTS)):
             for text in order:
                 memory.add_memory(f"user{n}", text)
@@ -21,17 +21,17 @@ def test_near_duplicates_end_as_one_memory_in_every_order(tmp_url: str) -> None:
             assert stored[0].reinforcements == 3
 
 
-def test_facts_whose_numbers_or_names_differ_are_never_merged(tmp_url: str) -> None:
+def test_facts_whose_numbers_or_names_differ_are_never_merged(store_url: str) -> None:
     facts = [f"Owns {n} cats in city {2 * n + 25}" for n in range(5, 45)]
     facts += ["Has a dog named Rex", "Has a dog named Max", "Has two kids", "Has three kids"]
-    with TrueMem(tmp_url, settings=Settings(memory_limit=500)) as memory:
+    with TrueMem(store_url, settings=Settings(memory_limit=500)) as memory:
         for fact in facts:
             memory.add_memory("ana", fact)
         assert sorted(m.text for m in memory.list_memories("ana")) == sorted(facts)
 
 
-def test_a_bridging_fact_folds_its_variants_and_keeps_their_history(tmp_url: str) -> None:
-    with TrueMem(tmp_url) as memory:
+def test_a_bridging_fact_folds_its_variants_and_keeps_their_history(store_url: str) -> None:
+    with TrueMem(store_url) as memory:
         tree = memory.add_memory("ana", "Is allergic to peanuts and tree nuts")
         shout = memory.add_memory("ana", "Is allergic to peanuts!")
         assert shout.id != tree.id  # cosine 0.848: apart, until a fact close to both

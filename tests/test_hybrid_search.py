@@ -22,13 +22,23 @@ from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, def
 from truemem_core.embeddings import normalize
 from truemem_core.search import hybrid
 from truemem_core.search.filters import CHANNELS, SearchFilters, make_filters
-from truemem_core.search.fusion import Fused, bound_neighbours, fuse, rrf, tied_ranks
+from truemem_core.search.fusion import Fused, bound_neighbours, fuse, tied_ranks
 from truemem_core.search.query_text import fragments, significant_terms, word_similarity
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import EmbeddingType, UTCDateTime
 
 # -- pure functions ----------------------------------------------------------------------
+
+
+def rrf(
+    channels: dict[str, list[str]], *, k: int, weights: dict[str, float] | None = None
+) -> list[tuple[str, float]]:
+    """``fuse`` over plain ranked id lists (distinct scores, so no ties within a list)."""
+    rankings = {name: [(i, -float(n)) for n, i in enumerate(dict.fromkeys(ids))]
+                for name, ids in channels.items()}
+    return [(hit.id, hit.score) for hit in fuse(rankings, k=k, weights=weights or {},
+                                                 limit=1_000_000)]
 
 
 def test_rrf_sums_reciprocal_ranks() -> None:
@@ -192,9 +202,9 @@ def test_hybrid_finds_fuzzy_queries(memory: TrueMem, query: str, expected: str) 
     assert memory.search("ana", query, k=1)[0].memory.text == expected
 
 
-def test_hybrid_hits_explain_themselves(tmp_url: str) -> None:
+def test_hybrid_hits_explain_themselves(store_url: str) -> None:
     settings = Settings(rrf_k=10, weight_keyword=2.0)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         seed(memory)
         hits = memory.search("ana", "the SSL thing", k=5)
         top = hits[0]
@@ -208,8 +218,8 @@ def test_hybrid_hits_explain_themselves(tmp_url: str) -> None:
         assert top.to_dict()["ranks"] == top.ranks
 
 
-def test_zero_weights_leave_plain_vector_order(tmp_url: str) -> None:
-    with TrueMem(tmp_url, settings=Settings(weight_keyword=0, weight_trigram=0)) as memory:
+def test_zero_weights_leave_plain_vector_order(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(weight_keyword=0, weight_trigram=0)) as memory:
         seed(memory)
         hybrid = memory.search("ana", "the SSL thing", k=5)
         vector = memory.search("ana", "the SSL thing", k=5, mode="vector")
@@ -217,7 +227,7 @@ def test_zero_weights_leave_plain_vector_order(tmp_url: str) -> None:
         assert all(set(h.ranks) == {"vector"} for h in hybrid)
 
 
-def test_neighbours_bring_in_what_was_recorded_alongside(tmp_url: str) -> None:
+def test_neighbours_bring_in_what_was_recorded_alongside(store_url: str) -> None:
     # one conversation: the wedding is only "the ceremony" in the turn after the venue
     episode = [
         "Talked about the weather in Porto",
@@ -225,7 +235,7 @@ def test_neighbours_bring_in_what_was_recorded_alongside(tmp_url: str) -> None:
         "The ceremony last week was emotional, we both cried",
         "Started a new job at the bakery",
     ]
-    with TrueMem(tmp_url) as memory:
+    with TrueMem(store_url) as memory:
         seed(memory)  # a day apart from each other: nobody's neighbours
         for note in episode:
             memory.add_memory("ana", note)
@@ -236,9 +246,9 @@ def test_neighbours_bring_in_what_was_recorded_alongside(tmp_url: str) -> None:
         # brought in by the top hit: right below it, never above
         assert hits[1].memory.text in (episode[0], episode[2])
         assert "neighbours" in hits[1].ranks and hits[1].score < hits[0].score
-    with TrueMem(tmp_url, settings=Settings(weight_neighbours=0)) as memory:
+    with TrueMem(store_url, settings=Settings(weight_neighbours=0)) as memory:
         assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
-    with TrueMem(tmp_url, settings=Settings(neighbour_window_s=0)) as memory:
+    with TrueMem(store_url, settings=Settings(neighbour_window_s=0)) as memory:
         assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
 
 
@@ -259,7 +269,7 @@ def _neighbours_by_definition(
 
 
 @pytest.mark.parametrize("trial", range(3))
-def test_neighbours_channel_matches_its_definition(tmp_url: str, trial: int) -> None:
+def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -> None:
     rng = random.Random(trial)
     start, at = datetime(2024, 3, 1, tzinfo=UTC), []
     for _ in range(40):  # steps of 0 (ties), minutes, and an hour or more
@@ -268,7 +278,7 @@ def test_neighbours_channel_matches_its_definition(tmp_url: str, trial: int) -> 
     notes = [{"text": f"note {i}", "importance": 3, "created_at": t.isoformat(),
               "updated_at": t.isoformat()} for i, t in enumerate(at)]
     settings = Settings(neighbour_span=rng.choice([1, 2, 3]), neighbour_window_s=1800)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         memory.import_user("ana", {"format": "truemem.user/1", "memories": notes})
         memory.import_user("bob", {"format": "truemem.user/1", "memories": notes})
         stored = memory.list_memories("ana")
@@ -282,7 +292,7 @@ def test_neighbours_channel_matches_its_definition(tmp_url: str, trial: int) -> 
             timeline, seeds, when, timedelta(seconds=1800), settings.neighbour_span)
 
         async def channel(filters: SearchFilters = filters) -> list[tuple[str, float]]:
-            db = Database(resolve_url(tmp_url), embedder=None)
+            db = Database(resolve_url(store_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
                     return await hybrid.neighbours(conn, "ana", seeds, filters, settings)

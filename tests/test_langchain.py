@@ -58,9 +58,9 @@ def prompt_of(model: CapturingChatModel, index: int = -1) -> str:
 
 
 def test_the_documented_three_lines_add_memory_to_a_chain(
-    tmp_url: str, monkeypatch: pytest.MonkeyPatch
+    store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRUEMEM_DATABASE_URL", tmp_url)
+    monkeypatch.setenv("TRUEMEM_DATABASE_URL", store_url)
     model = CapturingChatModel(replies=["Noted!", "Nice!", "Try the grilled fish."])
     prompt = ChatPromptTemplate.from_messages(
         [("system", "You are a travel assistant."), ("human", "{question}")])
@@ -347,9 +347,9 @@ async def test_history_async_paths(memory: TrueMem) -> None:
     assert await history.aget_messages() == []
 
 
-def test_history_shows_the_summary_and_skips_tool_traffic(tmp_url: str) -> None:
+def test_history_shows_the_summary_and_skips_tool_traffic(store_url: str) -> None:
     settings = Settings(recent_messages=2, summary_token_threshold=1)
-    with TrueMem(tmp_url, settings=settings) as memory:
+    with TrueMem(store_url, settings=settings) as memory:
         history = TrueMemChatMessageHistory(memory, "ana", "s")
         history.add_messages([
             HumanMessage(JOB), AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "1"}]),
@@ -500,10 +500,10 @@ def test_middleware_needs_a_truemem(tmp_path: Any) -> None:
 # --------------------------------------------------------------- models for the core
 
 
-def test_any_chat_model_extracts_for_the_core(tmp_url: str) -> None:
+def test_any_chat_model_extracts_for_the_core(store_url: str) -> None:
     facts = json.dumps({"facts": [{"text": "Flies Airbus A320s", "importance": 4}]})
     extractor = CapturingChatModel(replies=[facts])
-    with TrueMem(tmp_url, llm=TrueMemLangChainLLM(extractor)) as memory:
+    with TrueMem(store_url, llm=TrueMemLangChainLLM(extractor)) as memory:
         memory.record("ana", "s", "These days I fly the A320.", "Great aircraft!")
         memory.drain()
         assert texts(memory) == {"Flies Airbus A320s"}
@@ -512,14 +512,14 @@ def test_any_chat_model_extracts_for_the_core(tmp_url: str) -> None:
     assert "These days I fly the A320." in exchange.text
 
 
-def test_any_embeddings_embed_for_the_core(tmp_url: str) -> None:
+def test_any_embeddings_embed_for_the_core(store_url: str) -> None:
     embedder = LangChainEmbedder(DeterministicFakeEmbedding(size=24))
     assert embedder.model_name == "DeterministicFakeEmbedding"
     assert embedder.dimension == 24  # measured once
     assert embedder.embed([]).shape == (0, 24)
     named = LangChainEmbedder(DeterministicFakeEmbedding(size=8), model_name="fake", dimension=8)
     assert (named.model_name, named.dimension) == ("fake", 8)
-    with TrueMem(tmp_url, embedder=embedder) as memory:
+    with TrueMem(store_url, embedder=embedder) as memory:
         _seed(memory)
         hits = memory.search("ana", "Plays the cello on weekends", mode="vector", k=1)
         assert hits[0].memory.text == "Plays the cello on weekends"

@@ -62,9 +62,9 @@ class FixedRetriever(BaseRetriever):
 
 
 def test_the_documented_three_lines_add_memory_to_a_chat_engine(
-    tmp_url: str, monkeypatch: pytest.MonkeyPatch
+    store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRUEMEM_DATABASE_URL", tmp_url)
+    monkeypatch.setenv("TRUEMEM_DATABASE_URL", store_url)
     llm = CapturingLLM(replies=["Noted!", "Nice!", "Try the grilled fish."])
     namespace: dict[str, Any] = {"llm": llm, "SimpleChatEngine": SimpleChatEngine}
     exec(three_lines("llama_index"), namespace)  # exactly the lines in docs/integrations.md
@@ -282,10 +282,10 @@ async def test_memory_block_reads_and_is_fed_by_memory(
 # --------------------------------------------------------------- models for the core
 
 
-def test_any_llm_extracts_for_the_core(tmp_url: str) -> None:
+def test_any_llm_extracts_for_the_core(store_url: str) -> None:
     facts = json.dumps({"facts": [{"text": "Flies Airbus A320s", "importance": 4}]})
     extractor = CapturingLLM(replies=[facts])
-    with TrueMem(tmp_url, llm=LlamaIndexLLM(extractor)) as memory:
+    with TrueMem(store_url, llm=LlamaIndexLLM(extractor)) as memory:
         memory.record("ana", "s", "These days I fly the A320.", "Great aircraft!")
         memory.drain()
         assert texts(memory) == {"Flies Airbus A320s"}
@@ -294,11 +294,11 @@ def test_any_llm_extracts_for_the_core(tmp_url: str) -> None:
         exchange.content or "")
 
 
-def test_any_embedding_model_embeds_for_the_core(tmp_url: str) -> None:
+def test_any_embedding_model_embeds_for_the_core(store_url: str) -> None:
     embedder = LlamaIndexEmbedder(HashEmbedding())
     assert embedder.model_name == "HashEmbedding:hash-16"
     assert embedder.dimension == 16
-    with TrueMem(tmp_url, embedder=embedder) as memory:
+    with TrueMem(store_url, embedder=embedder) as memory:
         memory.add_memory("ana", "Plays the cello on weekends")
         memory.add_memory("ana", "Has a cat named Miso")
         hits = memory.search("ana", "Has a cat named Miso", mode="vector", k=1)

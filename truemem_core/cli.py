@@ -1,20 +1,65 @@
-"""The ``truemem`` command: the demo, memory inspection and editing, workers."""
+"""The ``truemem`` command: the demo, memory inspection and editing, re-embedding,
+maintenance, workers.
+
+A user mistake never shows a traceback: it ends as one line on stderr,
+``truemem: error: …``, and exit status 2. Commands that only read or change
+existing data refuse a SQLite path where there is no store instead of creating one.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import logging
+import math
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from truemem_core._client import TrueMem
-from truemem_core.errors import TrueMemError
+from truemem_core.errors import (
+    BrokerError,
+    InvalidInputError,
+    MissingDependencyError,
+    TrueMemError,
+)
 from truemem_core.records import Memory
+from truemem_core.storage.database import resolve_url, sqlite_path
+
+if TYPE_CHECKING:
+    import redis
+
+log = logging.getLogger("truemem.worker")
+
+# The only commands that may create a store; every other one needs an existing one.
+CREATES_STORE = {("memories", "add"), ("user", "import")}
+
+GIVE_UP_ENV = "TRUEMEM_WORKER_GIVE_UP_AFTER"
+DEFAULT_GIVE_UP_S = 60.0
+FIRST_RETRY_S = 1.0
+MAX_RETRY_S = 30.0
+HEALTH_CHECK_S = 5.0
+POOL_POLL_S = 0.5
+# A child needs up to 10 s to let running jobs finish (Dramatiq's stop timeout), then closes.
+STOP_GRACE_S = 30.0
+PING_TIMEOUT_S = 2.0
+PROBE_USER = "truemem-worker"
+
+
+# -- memories, users, maintenance ------------------------------------------------
 
 
 def _print_memory(memory: Memory) -> None:
@@ -54,22 +99,58 @@ def _memories(args: argparse.Namespace, memory: TrueMem) -> None:
             _print_memory(hit.memory)
 
 
+def _read_export(file: str) -> Any:
+    try:
+        with open(file, encoding="utf-8") as source:
+            return json.load(source)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise InvalidInputError(
+            f"{file} is not JSON ({exc}); give a file written by `truemem user export`"
+        ) from exc
+
+
 def _user(args: argparse.Namespace, memory: TrueMem) -> None:
     if args.action == "export":
         text = json.dumps(memory.export_user(args.user), indent=2, ensure_ascii=False)
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
-                out.write(text)
-        else:
+        if not args.output:
             print(text)
+            return
+        try:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot write {args.output}: {exc.strerror or exc}") from exc
     elif args.action == "import":
-        with open(args.file, encoding="utf-8") as source:
-            restored = memory.import_user(args.user, json.load(source))
+        restored = memory.import_user(args.user, _read_export(args.file))
         print(f"imported {len(restored)} memories for user {args.user!r}")
     elif args.action == "erase":
         if not args.yes:
-            raise SystemExit(f"refusing to erase {args.user!r} without --yes")
+            raise InvalidInputError(f"refusing to erase user {args.user!r} without --yes")
         print(f"erased user {args.user!r} ({memory.erase_user(args.user)} memories)")
+
+
+def _reembed(args: argparse.Namespace, memory: TrueMem) -> None:
+    # rich draws a live bar on a terminal and prints the final state elsewhere (logs, CI)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("re-embedding", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True)) as bar:
+        task = bar.add_task("re-embedding", total=None)
+        count = memory.reembed(
+            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    print(f"re-embedded {count} memories")
+
+
+def _maintain(args: argparse.Namespace, memory: TrueMem) -> None:
+    for user in args.user:
+        changes = memory.maintain(user)
+        for memory_id, state in sorted(changes.items()):
+            print(f"{memory_id}  {state:<9}  {user}")
+        noun = "memory" if len(changes) == 1 else "memories"
+        print(f"{len(changes)} {noun} of user {user!r} changed state", file=sys.stderr)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -78,77 +159,361 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if run_demo(args.database) else 1
 
 
-def _load_object(path: str) -> Any:
-    """``package.module:attribute`` → the attribute (called if it is a factory)."""
+def _require_store(database: str | None) -> None:
+    """Refuse a SQLite path without a store: a typo must not create an empty one."""
+    path = sqlite_path(resolve_url(database))
+    if path is not None and not path.is_file():
+        raise InvalidInputError(
+            f"no TrueMem store at {path} (this command works on existing data and does not "
+            "create one; check --database or $TRUEMEM_DATABASE_URL)")
+
+
+# -- worker: configuration ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    database: str | None
+    redis_url: str
+    processes: int
+    threads: int
+    give_up_after: float
+    llm: str | None
+    pool_parent: int | None
+
+
+def _safe_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+    except ValueError:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def _redis_client(url: str) -> redis.Redis:
+    try:
+        import redis
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "truemem worker needs the Redis client: pip install 'truemem[redis]'") from exc
+    try:
+        return redis.Redis.from_url(url, socket_connect_timeout=PING_TIMEOUT_S,
+                                    socket_timeout=PING_TIMEOUT_S)
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"not a Redis URL: {_safe_url(url)!r} ({exc}); expected redis://host:port/db, "
+            "rediss://… or unix://…") from exc
+
+
+def _give_up_after(flag: str | None) -> float:
+    source, value = "--give-up-after", flag
+    if value is None:
+        source, value = f"${GIVE_UP_ENV}", os.environ.get(GIVE_UP_ENV)
+        if not value:
+            return DEFAULT_GIVE_UP_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0:  # also rejects nan
+        raise InvalidInputError(
+            f"{source} must be a number of seconds >= 0 (or inf), got {value!r}")
+    return seconds
+
+
+def _resolve(path: str) -> Any:
+    """``package.module:attribute`` → the attribute; the current directory is importable."""
     module_name, _, attribute = path.partition(":")
-    if not module_name or not attribute:
-        raise SystemExit(f"--llm takes module:attribute (e.g. myapp.llms:build), got {path!r}")
-    target = getattr(importlib.import_module(module_name), attribute)
+    if not module_name or not attribute or module_name.startswith("."):
+        raise InvalidInputError(
+            f"--llm takes module:attribute (e.g. myapp.llms:build), got {path!r}")
+    if os.getcwd() not in sys.path:  # the `truemem` script, unlike `python -m`, omits it
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidInputError(f"--llm: cannot import {module_name!r}: {exc}") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError as exc:
+        raise InvalidInputError(
+            f"--llm: module {module_name!r} has no attribute {attribute!r}") from exc
+
+
+def _load_llm(path: str) -> Any:
+    """The LLM named by ``--llm``, called first if it is a factory."""
+    target = _resolve(path)
     return target() if callable(target) and not hasattr(target, "acomplete") else target
 
 
-def _worker(args: argparse.Namespace) -> int:
+def _worker_config(args: argparse.Namespace) -> WorkerConfig:
+    """Every flag checked before anything starts (no connection, no process, no store)."""
     redis_url = args.redis_url or os.environ.get("TRUEMEM_REDIS_URL")
     if not redis_url:
-        raise SystemExit(
+        raise InvalidInputError(
             "truemem worker needs a Redis broker: pass --redis-url or set TRUEMEM_REDIS_URL "
-            "(without Redis, TrueMem runs its background jobs in-process and needs no worker)"
-        )
-    if args.processes > 1:
-        return _worker_pool(args)
-    llm = _load_object(args.llm) if args.llm else None
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    memory = TrueMem(args.database, redis_url=redis_url, llm=llm)
-    print(f"truemem worker: {args.threads} threads on {redis_url} (Ctrl-C to stop)",
-          file=sys.stderr, flush=True)
+            "(without Redis, TrueMem runs its background jobs in-process and needs no worker)")
+    for flag, value in (("--processes", args.processes), ("--threads", args.threads)):
+        if value < 1:
+            raise InvalidInputError(f"{flag} must be at least 1, got {value}")
+    give_up_after = _give_up_after(args.give_up_after)
+    resolve_url(args.database)
+    _redis_client(redis_url).close()
+    if args.llm:
+        _resolve(args.llm)
+    return WorkerConfig(args.database, redis_url, args.processes, args.threads,
+                        give_up_after, args.llm, args.pool_parent)
+
+
+# -- worker: signals and Redis ------------------------------------------------------
+
+
+class Stopped(Exception):
+    """SIGTERM or SIGINT asked the worker to stop."""
+
+
+class StopSignals:
+    """SIGTERM and SIGINT ask for a clean stop.
+
+    The handler raises only inside ``sleep``: a signal never cuts a step in half
+    (spawning a child, opening the store, closing it). One that arrives during a
+    step is kept and honoured at the next ``sleep``; later ones are ignored, the
+    stop being under way. ``sleep`` waits on the wakeup fd, which the interpreter
+    writes whichever thread the kernel delivers the signal to (a plain
+    ``time.sleep`` in the main thread would sleep on).
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._sleeping = False
+        self._wakeup, writer = socket.socketpair()
+        for end in (self._wakeup, writer):
+            end.setblocking(False)
+        self._writer = writer  # kept open for the life of the process
+        signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+        if self._sleeping:
+            self._sleeping = False
+            raise Stopped
+
+    def sleep(self, seconds: float) -> None:
+        self._sleeping = True
+        try:
+            if self.received is not None:
+                raise Stopped
+            select.select([self._wakeup], [], [], seconds)
+            with contextlib.suppress(BlockingIOError):
+                while self._wakeup.recv(64):
+                    pass
+        finally:
+            self._sleeping = False
+
+
+class RedisProbe:
+    """PING with a short timeout; ``wait`` retries with exponential back-off."""
+
+    def __init__(self, url: str) -> None:
+        self.url = _safe_url(url)
+        self._client = _redis_client(url)
+
+    def problem(self) -> str | None:
+        """None if Redis answers, else why not; raises if waiting cannot help."""
+        import redis
+
+        try:
+            self._client.ping()
+        except redis.AuthenticationError as exc:
+            raise BrokerError(f"Redis at {self.url} refused the worker: {exc}") from exc
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            return str(exc) or type(exc).__name__
+        except redis.RedisError as exc:
+            raise BrokerError(f"Redis at {self.url} failed: {exc}") from exc
+        return None
+
+    def wait(self, give_up_after: float, signals: StopSignals) -> None:
+        """Return once Redis answers: one log line per back-off step, then give up."""
+        started, delay = time.monotonic(), FIRST_RETRY_S
+        while (problem := self.problem()) is not None:
+            waited = time.monotonic() - started
+            if waited >= give_up_after:
+                raise BrokerError(
+                    f"Redis at {self.url} unreachable for {waited:.0f}s ({problem}); giving up "
+                    f"(--give-up-after / ${GIVE_UP_ENV} is {give_up_after:g}s)")
+            pause = min(delay, give_up_after - waited)
+            log.warning("Redis at %s is unreachable (%s); retrying in %.1fs, giving up after %gs",
+                        self.url, problem, pause, give_up_after)
+            signals.sleep(pause)
+            delay = min(delay * 2, MAX_RETRY_S)
+        if delay > FIRST_RETRY_S:
+            log.info("Redis at %s answers again", self.url)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _not_a_connection_error(record: logging.LogRecord) -> bool:
+    """Dramatiq's two consumer threads log every reconnection (40 lines a minute); the
+    worker reports an outage itself, once per back-off step."""
+    return not (record.name.startswith("dramatiq.worker.ConsumerThread")
+                and str(record.msg).startswith("Consumer encountered a connection error"))
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(asctime)s [%(process)d] %(name)s %(levelname)s: %(message)s")
+    log.setLevel(logging.INFO)
+    for handler in logging.getLogger().handlers:  # consumer loggers are named per queue
+        handler.addFilter(_not_a_connection_error)
+
+
+# -- worker: one process --------------------------------------------------------------
+
+
+class ServeThread(threading.Thread):
+    """``serve_jobs`` in a daemon thread: it only ends with the process (closing the
+    store stops its Dramatiq worker), so the main thread is free to watch Redis and
+    the signals."""
+
+    def __init__(self, memory: TrueMem, threads: int) -> None:
+        super().__init__(name="truemem-serve", daemon=True)
+        self._memory, self._threads = memory, threads
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._memory.serve_jobs(threads=self._threads)
+        except BaseException as exc:  # handed to the main thread, which reports it
+            self.error = exc
+
+
+def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int:
+    llm = _load_llm(config.llm) if config.llm else None
+    memory = TrueMem(config.database, redis_url=config.redis_url, llm=llm)
     try:
-        memory.serve_jobs(threads=args.threads)
-    except KeyboardInterrupt:
-        pass
+        # Open the store first: a wrong store fails here with its own message, and
+        # serve_jobs then starts its Dramatiq worker in one step of TrueMem's loop,
+        # which a close can never interleave with.
+        memory.list_memories(PROBE_USER)
+        serving = ServeThread(memory, config.threads)
+        serving.start()
+        log.info("serving jobs with %d threads from %s (Ctrl-C or SIGTERM to stop)",
+                 config.threads, probe.url)
+        return _watch(serving, config, signals, probe)
     finally:
         memory.close()
-    return 0
 
 
-def _worker_pool(args: argparse.Namespace) -> int:
-    """Run ``--processes`` single-process workers and stop them together."""
+def _watch(
+    serving: ServeThread, config: WorkerConfig, signals: StopSignals, probe: RedisProbe
+) -> int:
+    """Until a signal: check that jobs are served, Redis answers and the pool is there."""
+    while True:
+        signals.sleep(HEALTH_CHECK_S)
+        if not serving.is_alive():
+            raise serving.error or BrokerError("serving jobs stopped unexpectedly")
+        if config.pool_parent is not None and os.getppid() != config.pool_parent:
+            log.warning("the worker pool's parent process is gone; stopping")
+            return 1
+        if probe.problem() is not None:
+            log.warning("lost Redis at %s; jobs stay pending in the database meanwhile",
+                        probe.url)
+            probe.wait(config.give_up_after, signals)
+
+
+# -- worker: a pool of processes ------------------------------------------------------
+
+
+def _child_argv(config: WorkerConfig) -> list[str]:
     argv = [sys.executable, "-m", "truemem_core.cli"]
-    if args.database:
-        argv += ["--database", args.database]
-    argv += ["worker", "--processes", "1", "--threads", str(args.threads)]
-    for flag, value in (("--redis-url", args.redis_url), ("--llm", args.llm)):
-        if value:
-            argv += [flag, value]
-    children = [subprocess.Popen(argv) for _ in range(args.processes)]
+    if config.database:
+        argv += ["--database", config.database]
+    argv += ["worker", "--processes", "1", "--threads", str(config.threads),
+             "--redis-url", config.redis_url, "--give-up-after", str(config.give_up_after),
+             "--pool-parent", str(os.getpid())]
+    return argv + (["--llm", config.llm] if config.llm else [])
+
+
+def _worker_pool(config: WorkerConfig, signals: StopSignals) -> int:
+    """``--processes`` single-process workers; a signal stops them all, and so does
+    the end of any one of them (the pool is restarted as a whole)."""
+    children: list[subprocess.Popen[bytes]] = []
     try:
-        return max(child.wait() for child in children)
-    except KeyboardInterrupt:
-        return 0
+        for _ in range(config.processes):
+            children.append(subprocess.Popen(_child_argv(config)))
+        log.info("started %d worker processes: %s", len(children),
+                 " ".join(str(c.pid) for c in children))
+        while True:
+            signals.sleep(POOL_POLL_S)
+            for child in children:
+                if (code := child.poll()) is not None:
+                    log.warning("worker process %d exited with status %d; stopping the pool",
+                                child.pid, code)
+                    return code if code > 0 else int(code < 0)
     finally:
-        for child in children:
-            child.terminate()
-        for child in children:
+        _stop_children(children)
+
+
+def _stop_children(children: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each, a grace period to finish running jobs, then SIGKILL."""
+    running = [child for child in children if child.poll() is None]
+    for child in running:
+        child.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for child in running:
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log.warning("worker process %d did not stop within %gs; killing it "
+                        "(its jobs stay pending and are sent again)", child.pid, STOP_GRACE_S)
+            child.kill()
             child.wait()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="truemem", description=__doc__)
-    parser.add_argument(
-        "--database", metavar="URL",
-        help="SQLite path or database URL "
-        "(default: $TRUEMEM_DATABASE_URL, else ~/.truemem/truemem.db)",
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def _worker(args: argparse.Namespace) -> int:
+    config = _worker_config(args)
+    _configure_logging()
+    signals = StopSignals()
+    probe = RedisProbe(config.redis_url)
+    try:
+        probe.wait(config.give_up_after, signals)
+        if config.processes > 1:
+            return _worker_pool(config, signals)
+        return _serve(config, signals, probe)
+    except Stopped:
+        log.info("stopped by %s", signal.Signals(signals.received or signal.SIGTERM).name)
+        return 0
+    finally:
+        probe.close()
 
-    commands.add_parser("demo", help="two scripted sessions, days apart, on a fresh store")
 
+# -- the parser -----------------------------------------------------------------------
+
+
+def _add_worker(commands: Any) -> None:
     worker = commands.add_parser("worker", help="run background jobs from Redis")
     worker.add_argument("--redis-url", help="default: $TRUEMEM_REDIS_URL")
     worker.add_argument("--processes", type=int, default=1, help="worker processes (default 1)")
     worker.add_argument("--threads", type=int, default=2, help="threads per process (default 2)")
     worker.add_argument("--llm", metavar="MODULE:ATTR",
                         help="an LLM (or a factory returning one) for extraction and summaries")
+    worker.add_argument(
+        "--give-up-after", metavar="SECONDS",
+        help=f"exit when Redis stays unreachable this long (default: ${GIVE_UP_ENV}, "
+        f"else {DEFAULT_GIVE_UP_S:g}; inf never gives up)")
+    worker.add_argument("--pool-parent", type=int, help=argparse.SUPPRESS)
 
+
+def _add_memories(commands: Any) -> None:
     mem = commands.add_parser("memories", help="list, show, add, edit, delete, search memories")
     mem_actions = mem.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in [("list", "a user's memories"), ("show", "one memory and its history"),
@@ -172,6 +537,8 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("query")
             sub.add_argument("-k", type=int, default=None)
 
+
+def _add_user(commands: Any) -> None:
     user = commands.add_parser("user", help="export, import or erase all of a user's data")
     user_actions = user.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = user_actions.add_parser("export", help="print (or write) the user's data as JSON")
@@ -182,26 +549,68 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("--yes", action="store_true", help="confirm")
     for sub in (export, imp, erase):
         sub.add_argument("--user", required=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="truemem", description=__doc__)
+    parser.add_argument(
+        "--database", metavar="URL",
+        help="SQLite path or database URL "
+        "(default: $TRUEMEM_DATABASE_URL, else ~/.truemem/truemem.db)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("demo", help="two scripted sessions, days apart, on a fresh store")
+    _add_worker(commands)
+    _add_memories(commands)
+    _add_user(commands)
+    commands.add_parser(
+        "reembed", help="recompute every vector with the default embedder (after a model change)")
+    maintain = commands.add_parser(
+        "maintain", help="recompute scores and lifecycle states now, then prune")
+    maintain.add_argument("--user", required=True, action="append",
+                          help="the user's id (repeat for several users)")
     return parser
+
+
+# -- main -------------------------------------------------------------------------------
+
+HANDLERS: dict[str, Callable[[argparse.Namespace, TrueMem], None]] = {
+    "memories": _memories,
+    "user": _user,
+    "reembed": _reembed,
+    "maintain": _maintain,
+}
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        return _demo(args)
+    if args.command == "worker":
+        return _worker(args)
+    if (args.command, getattr(args, "action", None)) not in CREATES_STORE:
+        _require_store(args.database)
+    with TrueMem(args.database) as memory:
+        HANDLERS[args.command](args, memory)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers: dict[str, Callable[[argparse.Namespace, TrueMem], Any]] = {
-        "memories": _memories,
-        "user": _user,
-    }
     try:
-        if args.command == "demo":
-            return _demo(args)
-        if args.command == "worker":
-            return _worker(args)
-        with TrueMem(args.database) as memory:
-            handlers[args.command](args, memory)
+        code = _run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit outside this handler
+        return code
     except TrueMemError as exc:
         print(f"truemem: error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    except KeyboardInterrupt:
+        print("truemem: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader left (`truemem memories list --user a | head`): quietly, and with
+        # stdout on /dev/null so that flushing it at exit raises nothing either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from truemem_core.language.claims import Claim, parse_claims
-from truemem_core.language.contradiction import find_superseded, replaces, supersessions
+from truemem_core.language.contradiction import replaces, supersessions
 
 PROPERTY = settings(database=None, deadline=None)
 
@@ -113,17 +114,17 @@ ADDITIVE = [
 
 @pytest.mark.parametrize(("new", "old"), SUPERSEDES)
 def test_supersedes(new: str, old: str) -> None:
-    assert find_superseded(new, [("old", old)]) == ["old"]
+    assert _superseded(new, [("old", old)]) == ["old"]
 
 
 @pytest.mark.parametrize(("new", "old"), ADDITIVE)
 def test_does_not_supersede(new: str, old: str) -> None:
-    assert find_superseded(new, [("old", old)]) == []
+    assert _superseded(new, [("old", old)]) == []
 
 
 @pytest.mark.parametrize(("new", "old"), SUPERSEDES)
 def test_restating_the_old_fact_supersedes_nothing(new: str, old: str) -> None:
-    assert find_superseded(old, [("old", old)]) == []
+    assert _superseded(old, [("old", old)]) == []
 
 
 def test_only_the_clashing_memories_are_returned_in_order() -> None:
@@ -134,9 +135,9 @@ def test_only_the_clashing_memories_are_returned_in_order() -> None:
         (4, "Lives in Madrid, Spain"),
         (5, "User's sister lives in Paris"),
     ]
-    assert find_superseded("Moved to Berlin", stored) == [1, 4]
-    assert find_superseded("Likes tea", stored) == []
-    assert find_superseded("anything", []) == []
+    assert _superseded("Moved to Berlin", stored) == [1, 4]
+    assert _superseded("Likes tea", stored) == []
+    assert _superseded("anything", []) == []
 
 
 def test_a_supersession_explains_itself() -> None:
@@ -204,14 +205,14 @@ def test_a_claim_that_is_not_exclusive_replaces_nothing() -> None:
 @PROPERTY
 @given(st.text(max_size=200))
 def test_no_text_supersedes_itself(text: str) -> None:
-    assert find_superseded(text, [(0, text)]) == []
+    assert _superseded(text, [(0, text)]) == []
 
 
 @PROPERTY
 @given(st.text(max_size=200), st.lists(st.text(max_size=80), max_size=5))
 def test_superseded_ids_come_from_the_stored_ones(new: str, texts: list[str]) -> None:
     stored = list(enumerate(texts))
-    found = find_superseded(new, stored)
+    found = _superseded(new, stored)
     assert found == sorted(set(found))
     assert set(found) <= {i for i, _ in stored}
 
@@ -223,5 +224,10 @@ def test_superseded_ids_come_from_the_stored_ones(new: str, texts: list[str]) ->
 )
 def test_long_repetitive_texts_parse_in_linear_time(text: str) -> None:
     started = time.perf_counter()
-    find_superseded(text, [(0, text)])
+    _superseded(text, [(0, text)])
     assert time.perf_counter() - started < 1.0
+
+
+def _superseded(new_text: str, stored: list[tuple[Any, str]]) -> list[Any]:
+    """The ids ``supersessions`` closes, in ``stored`` order (what the write path uses)."""
+    return [found.id for found in supersessions(new_text, stored)]

@@ -1,8 +1,7 @@
 """Fusion of the search channels and the per-user lexical scores, as properties.
 
 tests/test_hybrid_search.py checks worked examples; these check what must hold
-for any input: limits, order, determinism, ties. (``fusion.rrf`` is not tested
-here: search never calls it, ``fuse`` is the path.)
+for any input: limits, order, determinism, ties.
 """
 
 from __future__ import annotations

@@ -57,8 +57,3 @@ def supersessions(new_text: str, stored: Sequence[tuple[K, str]]) -> list[Supers
         if clash is not None:
             found.append(Supersession(memory_id, old=clash[1], new=clash[0]))
     return found
-
-
-def find_superseded(new_text: str, stored: Sequence[tuple[K, str]]) -> list[K]:
-    """Ids of the stored facts that ``new_text`` supersedes, in ``stored`` order."""
-    return [s.id for s in supersessions(new_text, stored)]

@@ -36,24 +36,6 @@ class Fused:
     scores: dict[str, float] = field(default_factory=dict)
 
 
-def rrf(
-    channels: Mapping[str, Sequence[str]],
-    *,
-    k: int = 60,
-    weights: Mapping[str, float] | None = None,
-) -> list[tuple[str, float]]:
-    """Reciprocal Rank Fusion of ranked id lists: ``[(id, fused score)]``, best first.
-
-    A channel missing from ``weights`` weighs 1. Ties are broken by the best
-    single rank, then by id, so the order is deterministic.
-    """
-    return _fuse_ranks(
-        {name: {i: r for r, i in enumerate(dict.fromkeys(ids), start=1)}
-         for name, ids in channels.items()},
-        k=k, weights=weights,
-    )
-
-
 def _fuse_ranks(
     ranks: Mapping[str, Mapping[str, int]], *, k: int, weights: Mapping[str, float] | None
 ) -> list[tuple[str, float]]:
