@@ -12,11 +12,14 @@ import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
@@ -30,6 +33,7 @@ from truemem_core.storage.failures import storage_error
 from truemem_core.storage.schema import store_meta
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+VERSION_TABLE = "truemem_alembic_version"  # as in migrations/env.py
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -108,7 +112,7 @@ class Database:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
             async with self._transaction() as conn:
-                await conn.run_sync(upgrade)
+                await conn.run_sync(upgrade_if_behind)
             embedder = self._embedder
             if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
                 dimension = await asyncio.to_thread(lambda: embedder.dimension)
@@ -175,9 +179,29 @@ class Database:
         await self.engine.dispose()
 
 
-def upgrade(connection: Connection) -> None:
-    """Bring the schema to the newest revision (a no-op when it already is)."""
+def _config() -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str | None:
+    """The newest migration (read from the scripts once per process)."""
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def upgrade_if_behind(connection: Connection) -> None:
+    """Bring the schema to the newest revision; at head, only the version is read
+    (loading Alembic's scripts costs more than the rest of opening a store)."""
+    context = MigrationContext.configure(
+        connection, opts={"version_table": VERSION_TABLE})
+    if context.get_current_revision() != head_revision():
+        upgrade(connection)
+
+
+def upgrade(connection: Connection) -> None:
+    """Bring the schema to the newest revision (a no-op when it already is)."""
+    config = _config()
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
