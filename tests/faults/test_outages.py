@@ -1,0 +1,83 @@
+"""Outages: Redis stopped mid-stream loses no job; a database that is down says so in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import services
+from fault_tools import assert_clean_message, exported_messages, job_statuses, worker_process
+from sqlalchemy.engine import make_url
+
+from truemem_core import StorageError, TrueMem
+
+PHASES = ("before", "during", "after")  # the outage
+
+
+def test_redis_stopped_and_restarted_mid_stream_loses_nothing(
+    memory: TrueMem, redis_server: services.RedisServer
+) -> None:
+    url = memory.database_url
+    with TrueMem(url, redis_url=redis_server.url) as producer, worker_process(
+            url, redis_server.url):
+        keys: list[str] = []
+        for phase in PHASES:
+            if phase == "during":
+                redis_server.stop()  # jobs sent just before are lost with it (no persistence)
+            for n in range(3):
+                # accepted although the broker is down: the job rows wait in the database
+                keys += producer.record(
+                    "ana", "s", f"My {phase} pet number {n} is named Pet{phase}{n}.", "Nice.").jobs
+            if phase == "during":
+                redis_server.start()  # empty: the producer's drain and the worker's sweep re-send
+        producer.drain(timeout=60)
+    statuses = job_statuses(url)
+    assert {key: statuses.get(key) for key in keys} == dict.fromkeys(keys, "done")
+    said = {f"My {p} pet number {n} is named Pet{p}{n}." for p in PHASES for n in range(3)}
+    stored = exported_messages(memory, "ana")
+    assert {text: stored[("s", text)] for text in said} == dict.fromkeys(said, 1)
+
+
+def unreachable_url(backend: str, tmp_path: Path, memory: TrueMem) -> str:
+    """A store URL that cannot be opened; on SQLite, tmp_path is not the fixture's file."""
+    if backend == "sqlite":  # a directory where the file should be: it cannot be opened
+        (tmp_path / "truemem.db").mkdir()
+        return f"sqlite:///{tmp_path / 'truemem.db'}"
+    # the real server's user and password, but a socket directory nobody listens in
+    return make_url(memory.database_url).set(
+        password="hunter2-secret",
+        query={"host": str(tmp_path / "no-server-here")}).render_as_string(hide_password=False)
+
+
+# SQLite: after the failed connect, aiosqlite's thread reports to TrueMem's closed loop
+# ("Event loop is closed" in a thread); a known bug, not what this test checks.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_database_that_is_down_gives_storage_error_in_words(
+    backend: str, memory: TrueMem, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("down")
+    url = unreachable_url(backend, tmp_path, memory)
+    with TrueMem(url) as down:
+        for call in (lambda: down.record("ana", "s", "I live in Porto.", "Nice."),
+                     lambda: down.get_context("ana", "s", "Where do I live?"),
+                     lambda: down.list_memories("ana")):
+            with pytest.raises(StorageError) as caught:
+                call()
+            assert "unreachable" in str(caught.value)
+            assert caught.value.__cause__ is not None  # the driver's error, for the logs
+            assert_clean_message(caught.value, secrets=[
+                "hunter2-secret", "Porto", "Where do I live", str(tmp_path), "truemem.db"])
+
+
+@pytest.mark.parametrize("backend", ["postgres"])  # a file store has no server to lose
+def test_a_database_dropped_while_in_use_gives_storage_error_in_words(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Lives in Porto")
+    # dropped under the open pool: its connections are terminated, reconnecting fails
+    admin = services.sqlalchemy_url(memory.database_url, database="postgres")
+    services.drop_database(admin, make_url(memory.database_url).database or "")
+    for call in (lambda: memory.list_memories("ana"),
+                 lambda: memory.record("ana", "s", "I live in Porto.", "Nice.")):
+        with pytest.raises(StorageError) as caught:
+            call()
+        assert "unreachable" in str(caught.value)
+        assert_clean_message(caught.value, secrets=["ana", "Porto", "truemem_t"])
