@@ -20,6 +20,7 @@ from truemem_core.language.types import CandidateFact
 EXPLICIT_IMPORTANCE = 5
 MAX_EXPLICIT_FACTS = 20  # per message: one message is not a bulk import
 _WINDOW = 200  # characters read on each side of a trigger
+_MAX_TRIGGERS = 100  # trigger words examined per message: far more than 20 facts need
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,7 @@ def _hits(text: str, folded: str) -> list[_Hit]:
     matches = sorted(
         ((m, t) for t in _TRIGGERS for m in t.pattern.finditer(folded)),
         key=lambda pair: (pair[0].start(), -pair[0].end()),
-    )
+    )[:_MAX_TRIGGERS]
     hits: list[_Hit] = []
     for match, trigger in matches:
         if hits and match.start() < hits[-1].fact_start:

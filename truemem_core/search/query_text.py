@@ -46,6 +46,10 @@ te tengo tiene tienen tu tus un una uno unos unas usted ustedes y ya yo
 _FILLERS = "thing things stuff something anything cosa cosas algo asunto tema"
 
 STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _SPANISH + _FILLERS).split())
+# A query is a question, not a document: the lexical channels search its first 64
+# terms (the longest dev-set question has 29), which also keeps every statement
+# within what the databases accept. The vector channel still reads the whole text.
+MAX_TERMS = 64
 
 
 def fold(text: str) -> str:
@@ -69,7 +73,7 @@ def significant_terms(query: str) -> list[str]:
     """
     found = _unique(_bare(w) for w in words(query))
     kept = [w for w in found if _significant(w)]
-    return kept or found
+    return (kept or found)[:MAX_TERMS]
 
 
 def keyword_terms(query: str) -> list[str]:
@@ -85,7 +89,7 @@ def keyword_terms(query: str) -> list[str]:
         f"{a} {b}" for a, b in itertools.pairwise(sequence)
         if _significant(a) and _significant(b) and a != b
     ]
-    return _unique([*terms, *phrases])
+    return _unique([*terms, *phrases])[:MAX_TERMS]
 
 
 def _bare(word: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import lru_cache
@@ -26,7 +27,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from truemem_core.embeddings.protocol import Embedder
-from truemem_core.errors import EmbedderMismatchError, InvalidInputError, require
+from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
 from truemem_core.settings import default_database_url
 from truemem_core.storage.dialects import Dialect, dialect_for
 from truemem_core.storage.failures import storage_error
@@ -110,7 +111,12 @@ class Database:
                 return
             path = sqlite_path(self.url)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageError(
+                        "database error: the SQLite file's folder cannot be created "
+                        "(a file is in the way, or no permission)") from exc
             async with self._transaction() as conn:
                 await conn.run_sync(upgrade_if_behind)
             embedder = self._embedder
@@ -200,8 +206,14 @@ def upgrade_if_behind(connection: Connection) -> None:
         upgrade(connection)
 
 
+# Alembic keeps its migration context in a process global: two stores of one process
+# opening at once (each TrueMem has its own loop thread) must not migrate together.
+_MIGRATING = threading.Lock()
+
+
 def upgrade(connection: Connection) -> None:
     """Bring the schema to the newest revision (a no-op when it already is)."""
     config = _config()
     config.attributes["connection"] = connection
-    command.upgrade(config, "head")
+    with _MIGRATING:
+        command.upgrade(config, "head")

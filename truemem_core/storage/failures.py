@@ -37,9 +37,16 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, sa.DataError):
         return "the database rejected a value"
     if isinstance(error, sa.OperationalError | sa.InterfaceError | sa.DisconnectionError):
-        if "locked" in str(original or "").lower():  # SQLite: another writer holds the file
-            return "the database is busy with another writer; try again"
-        return "the database is unreachable or the connection was lost"
+        return _operational(str(original or "").lower(), sqlite="sqlite" in type(
+            original).__module__)
     if isinstance(error, sa.ProgrammingError):
         return "the database rejected a statement (is the schema up to date?)"
     return "the database failed"
+
+
+def _operational(text: str, *, sqlite: bool) -> str:
+    if "locked" in text or "busy" in text:  # SQLite: another writer holds the file
+        return "the database is busy with another writer; try again"
+    if sqlite and not any(word in text for word in ("unable to open", "disk", "readonly")):
+        return "the database could not run a statement"  # the file is there and answering
+    return "the database is unreachable or the connection was lost"
