@@ -347,7 +347,7 @@ class RedisProbe:
             if waited >= give_up_after:
                 raise BrokerError(
                     f"Redis at {self.url} unreachable for {waited:.0f}s ({problem}); giving up "
-                    f"(--give-up-after / ${GIVE_UP_ENV} is {give_up_after:g}s)")
+                    f"(the limit is --give-up-after {give_up_after:g})")
             pause = min(delay, give_up_after - waited)
             log.warning("Redis at %s is unreachable (%s); retrying in %.1fs, giving up after %gs",
                         self.url, problem, pause, give_up_after)
@@ -552,7 +552,12 @@ def _add_user(commands: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="truemem", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="truemem",
+        description="TrueMem's command line: the demo, memories and users, re-embedding, "
+        "maintenance, background workers.",
+        epilog="A mistake prints one 'truemem: error: ...' line and exits with status 2. "
+        "Only 'memories add' and 'user import' create a missing store.")
     parser.add_argument(
         "--database", metavar="URL",
         help="SQLite path or database URL "
