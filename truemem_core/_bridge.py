@@ -59,7 +59,12 @@ class LoopThread:
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError("a sync TrueMem method was called from inside TrueMem's loop")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result()
+        except BaseException:  # Ctrl-C or a signal while waiting: stop the work too
+            future.cancel()
+            raise
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await from the caller's loop while the work runs on the private loop."""
