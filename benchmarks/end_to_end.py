@@ -50,34 +50,41 @@ The script has no randomness of its own (fixed user and session ids, bulk ids fr
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gzip
 import json
 import math
-import os
-import platform
-import re
-import sqlite3
-import sys
 import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, create_engine, func, select
-from sqlalchemy.engine import make_url
+from _common import (
+    LOCOMO_CATEGORIES,
+    EvidenceCheck,
+    bulk_engine,
+    check_data,
+    dataset_parser,
+    evidence_summary,
+    lme_eligible,
+    lme_turns,
+    load_locomo,
+    load_longmemeval,
+    loadavg,
+    locomo_sessions,
+    locomo_turns,
+    machine_info,
+    ndcg,
+    progress,
+)
+from sqlalchemy import func, select
 
 from truemem_core import Context, Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories, messages
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SERVED, MORE = "served", "served, more recall"
 CEILING, FULL = "raw turns, hybrid@10", "full context"
 ROWS = (SERVED, MORE, CEILING, FULL)
@@ -85,39 +92,10 @@ MORE_RECALL = {"recall_k": 10, "recall_token_budget": 1500}
 CEILING_K = 10
 NDCG_K = 10
 DRAIN_TIMEOUT = 3600.0
-_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _IDS = uuid.UUID("6f1d0c52-8a9e-4a43-9f0e-0e2e5e1d7a11")  # namespace of bulk memory ids
 
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-# -- machine and store --------------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.partition(":")[2].strip()
-                break
-    return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu,
-            "cores": os.cpu_count(), "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version, "os": platform.platform(),
-            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
-
-
-def sync_engine(url: str) -> Engine:
-    """A synchronous engine on the store ``TrueMem(url)`` opens (bulk loads, counts)."""
-    parsed = make_url(url if "://" in url else f"sqlite:///{Path(url).expanduser()}")
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        return create_engine(parsed.set(drivername="sqlite"), connect_args={"timeout": 30})
-    if backend in ("postgres", "postgresql"):
-        return create_engine(parsed.set(drivername="postgresql+psycopg"))
-    raise SystemExit(f"unsupported database {backend!r}: use SQLite or PostgreSQL")
+# -- store ------------------------------------------------------------------------------
 
 
 class Bench:
@@ -133,7 +111,7 @@ class Bench:
         self.more = TrueMem(url, embedder=embedder, settings=self.settings.replace(**MORE_RECALL))
         self.served.list_memories("nobody")  # opens the store: migrations, embedder check
         self.more.list_memories("nobody")
-        self.db = sync_engine(url)
+        self.db = bulk_engine(url)
         self.tokens = TiktokenCounter(self.settings.token_encoding)
 
     def close(self) -> None:
@@ -219,31 +197,6 @@ def stats(values: Sequence[float]) -> dict[str, float]:
 # -- LoCoMo ----------------------------------------------------------------------------
 
 
-def parse_evidence(raw: Iterable[str]) -> tuple[list[str], int]:
-    """Evidence turn ids, and how many entries could not be parsed at all (as in
-    ``retrieval_quality.py``)."""
-    ids: list[str] = []
-    bad = 0
-    for entry in raw:
-        found = [f"D{a}:{b}" for a, b in _EVIDENCE.findall(entry)]
-        if found:
-            ids.extend(found)
-        else:
-            bad += 1
-    return list(dict.fromkeys(ids)), bad
-
-
-def locomo_sessions(conversation: Mapping[str, Any]) -> list[tuple[int, datetime, list[Any]]]:
-    out = []
-    n = 1
-    while f"session_{n}" in conversation or f"session_{n}_date_time" in conversation:
-        date = datetime.strptime(conversation[f"session_{n}_date_time"],
-                                 "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-        out.append((n, date, conversation.get(f"session_{n}", [])))
-        n += 1
-    return out
-
-
 class Tally:
     """Per-row recall by category, tokens and latencies."""
 
@@ -275,8 +228,7 @@ class Tally:
 def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
     tally = Tally()
     conversations = []
-    malformed: list[str] = []
-    unknown = 0
+    check = EvidenceCheck()
     counts: Counter[str] = Counter()
     channel = Counter[str]()  # how served evidence turns were served (default row)
     for sample in data:
@@ -297,9 +249,7 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
         progress(f"  recorded in {record_s:.1f} s, drained in {drain_s:.1f} s: "
                  f"{census['memories']} memories ({census['active']} live), "
                  f"{embedded}/{len(ids)} turns embedded")
-        unit = bench.load_turns(f"{user}-turns", [
-            (t["dia_id"], f'{t["speaker"]} said, "{t["text"]}"', date + timedelta(seconds=i))
-            for _, date, session in sessions for i, t in enumerate(session)])
+        unit = bench.load_turns(f"{user}-turns", locomo_turns(conv))
         transcript = "\n".join(f'{t["speaker"]}: {t["text"]}' for t in turns)
         full_tokens = bench.tokens.count(transcript)
         known = set(dia.values())
@@ -308,14 +258,11 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
         mine: dict[str, list[float]] = {r: [] for r in ROWS}  # this conversation's recall
         began = time.perf_counter()
         for n, qa in enumerate(sample["qa"], start=1):
-            evidence, bad = parse_evidence(qa["evidence"])
-            malformed.extend(e for e in qa["evidence"] if not re.fullmatch(r"D\d+:\d+", e))
-            unknown += sum(e not in known for e in evidence)
-            total = len(evidence) + bad
+            evidence, total = check.parse(qa["evidence"], known)
             if total == 0:
                 continue
             evidence_turns |= set(evidence)
-            categories = (CATEGORIES[int(qa["category"])], "overall")
+            categories = (LOCOMO_CATEGORIES[int(qa["category"])], "overall")
             question = str(qa["question"])
             for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
                 context, wall = bench.ask(memory, user, f"question-{n}", question)
@@ -358,24 +305,10 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
     return {**tally.result(100.0), "questions": {
         c: len(v) for c, v in tally.recall[SERVED].items()},
         "conversations": conversations, "served_evidence_by": dict(channel),
-        "counts": dict(counts), "malformed_evidence": malformed,
-        "evidence_naming_no_turn": unknown}
+        "counts": dict(counts), **check.result()}
 
 
 # -- LongMemEval_S ---------------------------------------------------------------------------
-
-
-def lme_eligible(question: Mapping[str, Any]) -> bool:
-    if str(question["question_id"]).endswith("_abs"):
-        return False
-    return any(turn.get("has_answer") and turn["role"] == "user"
-               for session in question["haystack_sessions"] for turn in session)
-
-
-def ndcg(ranked: Sequence[str], relevant: set[str], k: int) -> float:
-    dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:k]) if s in relevant)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
-    return dcg / ideal if ideal else 0.0
 
 
 def interleave(questions: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -404,26 +337,22 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
     truncated = 0
     for n, q in enumerate(eligible, start=1):
         user = f"{bench.tag}lme-{q['question_id']}"
-        recorded, owner, user_turns = [], [], []
-        for session_id, date, session in zip(q["haystack_session_ids"], q["haystack_dates"],
-                                             q["haystack_sessions"], strict=True):
-            when = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
+        recorded, owner = [], []
+        for session_id, session in zip(q["haystack_session_ids"], q["haystack_sessions"],
+                                       strict=True):
             turns = [(t["role"], t["content"].strip()[:cap]) for t in session
                      if t["content"].strip()]
             truncated += sum(len(t["content"].strip()) > cap for t in session)
             if turns:
                 recorded.append((session_id, turns))
                 owner += [session_id] * len(turns)
-            user_turns += [(session_id, t["content"].strip(), when + timedelta(seconds=i))
-                           for i, t in enumerate(session)
-                           if t["role"] == "user" and t["content"].strip()]
         ids, record_s, drain_s = ingest(bench, user, recorded)
         session_of = dict(zip(ids, owner, strict=True))
         census = memory_census(bench.served, user)
         census_rows.append({"question_id": q["question_id"], "messages": len(ids),
                             "memories": census["memories"], "live_memories": census["active"],
                             "record_s": round(record_s, 1), "drain_s": round(drain_s, 1)})
-        unit = bench.load_turns(f"{user}-turns", user_turns)
+        unit = bench.load_turns(f"{user}-turns", lme_turns(q))
         relevant = set(q["answer_session_ids"])
         text = str(q["question"])
         ranked: dict[str, list[str]] = {}
@@ -482,7 +411,7 @@ def _ms(s: Mapping[str, float]) -> str:
 
 
 def locomo_report(result: Mapping[str, Any]) -> str:
-    names = [*CATEGORIES.values(), "overall"]
+    names = [*LOCOMO_CATEGORIES.values(), "overall"]
     counts = result["questions"]
     out = ["\nLoCoMo evidence recall of the served context (%)\n",
            "| row | " + " | ".join(f"{c} ({counts.get(c, 0)})" for c in names)
@@ -514,9 +443,7 @@ def locomo_report(result: Mapping[str, Any]) -> str:
                f"not served {by.get('none', 0)}. Contexts with at least one memory: "
                f"{counts2.get('contexts with a memory', 0)}/{counts2.get('questions', 0)}, "
                f"with a recalled turn: {counts2.get('contexts with a recalled turn', 0)}.")
-    out.append(f"Malformed evidence entries: {len(result['malformed_evidence'])} "
-               f"({', '.join(repr(e) for e in result['malformed_evidence'])}); "
-               f"evidence ids naming no turn: {result['evidence_naming_no_turn']}")
+    out.append(evidence_summary(result))
     return "\n".join(out)
 
 
@@ -550,7 +477,7 @@ def lme_report(result: Mapping[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    info = machine()
+    info = machine_info()
     embedder = default_embedder(Settings().embedding_threads)
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -567,19 +494,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         try:
             if args.only in (None, "locomo"):
-                data = json.loads((args.data / "locomo_dev.json").read_text())
+                data = load_locomo(args.data)
                 data = data[: args.limit] if args.limit else data
                 result["locomo"] = run_locomo(bench, data)
                 print(locomo_report(result["locomo"]), flush=True)
             if args.only in (None, "longmemeval"):
-                with gzip.open(args.data / "longmemeval_s_dev.json.gz", "rt") as handle:
-                    data = json.load(handle)
+                data = load_longmemeval(args.data)
                 result["longmemeval"] = run_longmemeval(bench, data, args.limit)
                 print(lme_report(result["longmemeval"]), flush=True)
         finally:
             bench.close()
     result["seconds"] = round(time.perf_counter() - began, 1)
-    result["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["loadavg_at_end"] = loadavg()
     print(f"\nmachine: {info['cores']} cores, {info['cpu']}; Python {info['python']}, "
           f"SQLite {info['sqlite']}; {info['date']}; load average at start "
           f"{info['loadavg_at_start']}, at end {result['loadavg_at_end']}\n"
@@ -589,11 +515,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help=f"directory of the data files (default: {DEFAULT_DATA})")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
-    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    parser = dataset_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, metavar="N",
                         help="a quick run: the first N conversations / eligible questions "
                         "(questions interleaved by type)")
@@ -601,9 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
-    for name in ("locomo_dev.json", "longmemeval_s_dev.json.gz"):
-        if not (args.data / name).exists():
-            parser.error(f"{args.data / name} not found: pass --data DIR (see the data README)")
+    check_data(parser, args.data)
     result = run(args)
     progress(f"done in {result['seconds']} s")
     if args.json:

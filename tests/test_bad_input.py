@@ -9,7 +9,7 @@ the test's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,15 @@ def unchanged(memory: TrueMem, before: dict[str, int]) -> None:
         "Lives in Lisbon"]
     assert [m.content for m in memory.get_session("ana", "s").recent] == ["Hello there", "Hi!"]
     assert row_counts(memory.database_url) == before
+
+
+def all_refused(calls: Mapping[str, Callable[[], Any]], match: str, what: str) -> None:
+    """Every call raises ``InvalidInputError`` matching ``match``; one that returns fails
+    the test as "<its name> accepted <what>"."""
+    for name, call in calls.items():
+        with pytest.raises(InvalidInputError, match=match):
+            call()
+            pytest.fail(f"{name} accepted {what}")
 
 
 # --------------------------------------------------------------- the database URL
@@ -134,10 +143,7 @@ def test_ids_with_invisible_or_unstorable_characters_are_refused(
         "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
         "list_memories": lambda: seeded.list_memories(bad),
     }
-    for name, call in calls.items():
-        with pytest.raises(InvalidInputError, match="printable"):
-            call()
-            pytest.fail(f"{name} accepted the id {bad!r}")
+    all_refused(calls, "printable", f"the id {bad!r}")
     unchanged(seeded, before)
 
 
@@ -152,10 +158,7 @@ def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
         "record reply": lambda: seeded.record("ana", "s", "Where do I live?", bad),
         "get_context": lambda: seeded.get_context("ana", "s", f"Remember that {bad}"),
     }
-    for name, call in calls.items():
-        with pytest.raises(InvalidInputError, match=r"NUL|surrogate"):
-            call()
-            pytest.fail(f"{name} accepted {bad!r}")
+    all_refused(calls, r"NUL|surrogate", repr(bad))
     seeded.drain()
     unchanged(seeded, before)
 

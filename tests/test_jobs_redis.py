@@ -6,13 +6,10 @@ the same job delivered twice.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any
 
@@ -52,27 +49,13 @@ def queue_url(redis_url: str) -> str:
     return redis_url
 
 
-@contextmanager
 def worker(
     database_url: str, redis_url: str, *, llm: str | None = None, **env: str
-) -> Iterator[subprocess.Popen[bytes]]:
-    argv = [sys.executable, "-m", "truemem_core.cli", "--database", database_url,
-            "worker", "--redis-url", redis_url, "--threads", "1"]
-    if llm:
-        argv += ["--llm", llm]
-    environment = {**os.environ, "PYTHONPATH": str(TESTS), "TRUEMEM_SWEEP_INTERVAL_S": "0.5",
-                   "TRUEMEM_JOB_MIN_BACKOFF_MS": "100", **env}
-    process = subprocess.Popen(argv, env=environment)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """A ``truemem worker`` (one thread, ``llm`` if given) that can import the test modules."""
+    return services.worker_process(
+        database_url, redis_url, threads=1, options=["--llm", llm] if llm else [],
+        env={"PYTHONPATH": str(TESTS), **env})
 
 
 def _statuses(memory: TrueMem) -> dict[str, str]:

@@ -6,17 +6,15 @@ import this module by name (pytest puts this directory on ``sys.path``).
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
-import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TypeVar
 
+import services
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
@@ -109,23 +107,12 @@ def assert_clean_message(error: BaseException, *, secrets: Sequence[str] = ()) -
         assert secret not in text, f"{secret!r} (input or parameter) echoed: {text!r}"
 
 
-@contextmanager
-def worker_process(database_url: str, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
-    """A real ``truemem worker`` on Redis; the short sweep re-sends jobs Redis lost."""
-    argv = [sys.executable, "-m", "truemem_core.cli", "--database", database_url,
-            "worker", "--redis-url", redis_url, "--threads", "2"]
-    env = {**os.environ, "TRUEMEM_SWEEP_INTERVAL_S": "0.5", "TRUEMEM_JOB_MIN_BACKOFF_MS": "100"}
-    process = subprocess.Popen(argv, env=env)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def worker_process(
+    database_url: str, redis_url: str
+) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """A real ``truemem worker`` (two threads) on Redis; the short sweep re-sends jobs Redis
+    lost."""
+    return services.worker_process(database_url, redis_url, threads=2)
 
 
 def hostile_ids() -> dict[str, str]:
