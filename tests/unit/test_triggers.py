@@ -156,3 +156,21 @@ def test_explicit_facts_are_critical_and_semantic() -> None:
     assert detect_explicit("remember that I prefer bullet points") == [
         CandidateFact("Prefers bullet points", 5, "semantic")
     ]
+
+
+def test_a_long_message_is_read_at_its_start_and_its_end() -> None:
+    pasted = "x " * 20_000
+    found = detect_explicit(
+        f"Remember that I am vegan. {pasted}. Remember that I live in Madrid.")
+    assert [fact.text for fact in found] == ["Is vegan", "Lives in Madrid"]
+
+
+def test_a_pasted_document_is_not_a_fact_to_remember() -> None:
+    document = "y" * 3_000
+    found = detect_explicit(f"Remember that {document}. Remember that I live in Madrid.")
+    assert [fact.text for fact in found] == ["Lives in Madrid"]
+
+
+def test_a_flood_of_triggers_yields_a_bounded_number_of_facts() -> None:
+    message = " ".join(f"Remember that I own {n} cats." for n in range(500))
+    assert len(detect_explicit(message)) == 20

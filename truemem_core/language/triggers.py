@@ -19,6 +19,8 @@ from truemem_core.language.types import CandidateFact
 
 EXPLICIT_IMPORTANCE = 5
 MAX_EXPLICIT_FACTS = 20  # per message: one message is not a bulk import
+MAX_FACT_CHARS = 2000  # Settings.max_text_chars' default: a longer "fact" is a document
+EDGE_CHARS = 10_000  # of a long message, the start and the end are read
 _WINDOW = 200  # characters read on each side of a trigger
 _MAX_TRIGGERS = 100  # trigger words examined per message: far more than 20 facts need
 
@@ -136,8 +138,14 @@ def detect_explicit(message: str) -> list[CandidateFact]:
 
     Linear in the message: each trigger looks at a bounded window around itself,
     so a hostile message cannot make detection quadratic. At most
-    ``MAX_EXPLICIT_FACTS`` facts come out of one message.
+    ``MAX_EXPLICIT_FACTS`` facts come out of one message, none longer than
+    ``MAX_FACT_CHARS`` (a pasted document is not a fact to remember). In a message
+    longer than ``2 * EDGE_CHARS`` only its start and its end are read: that is where
+    a request stands around a pasted text, and the work stays small.
     """
+    if len(message) > 2 * EDGE_CHARS:
+        return _unique_facts([*detect_explicit(message[:EDGE_CHARS]),
+                              *detect_explicit(message[-EDGE_CHARS:])])
     if not _KEYWORD.search(message):
         return []  # the common case on the request path: no trigger word at all
     text = normalise(message)
@@ -149,6 +157,8 @@ def detect_explicit(message: str) -> list[CandidateFact]:
         end = hit.sentence_end if index + 1 == len(hits) else min(
             hit.sentence_end, hits[index + 1].start)
         content = text[hit.fact_start : _tail_start(folded, hit.fact_start, end)]
+        if len(content) > MAX_FACT_CHARS:
+            continue
         for clause in _clauses(content, _language(hit.lang, fold(content))):
             fact = _to_fact(clause, _language(hit.lang, fold(clause)))
             if re.search(r"[^\W\d_]", fact) and fact.lower() not in seen:
@@ -157,6 +167,11 @@ def detect_explicit(message: str) -> list[CandidateFact]:
                 if len(facts) == MAX_EXPLICIT_FACTS:
                     return facts
     return facts
+
+
+def _unique_facts(facts: list[CandidateFact]) -> list[CandidateFact]:
+    unique = {fact.text.lower(): fact for fact in reversed(facts)}  # the first one wins
+    return list(reversed(unique.values()))[:MAX_EXPLICIT_FACTS]
 
 
 def _hits(text: str, folded: str) -> list[_Hit]:

@@ -50,6 +50,7 @@ STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _SPANISH + _FILLERS).split())
 # terms (the longest dev-set question has 29), which also keeps every statement
 # within what the databases accept. The vector channel still reads the whole text.
 MAX_TERMS = 64
+MAX_QUERY_CHARS = 4000  # read for terms: a longer message is a document, not a question
 
 
 def fold(text: str) -> str:
@@ -71,7 +72,7 @@ def significant_terms(query: str) -> list[str]:
     all kept: the user asked for something, and a lexical match is still
     better than none.
     """
-    found = _unique(_bare(w) for w in words(query))
+    found = _unique(_bare(w) for w in words(query[:MAX_QUERY_CHARS]))
     kept = [w for w in found if _significant(w)]
     return (kept or found)[:MAX_TERMS]
 
@@ -84,7 +85,7 @@ def keyword_terms(query: str) -> list[str]:
     (phrases are rare, so their IDF is high).
     """
     terms = significant_terms(query)
-    sequence = [_bare(w) for w in words(query)]
+    sequence = [_bare(w) for w in words(query[:MAX_QUERY_CHARS])]
     phrases = [
         f"{a} {b}" for a, b in itertools.pairwise(sequence)
         if _significant(a) and _significant(b) and a != b
