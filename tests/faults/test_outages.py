@@ -49,9 +49,6 @@ def unreachable_url(backend: str, tmp_path: Path, memory: TrueMem) -> str:
         query={"host": str(tmp_path / "no-server-here")}).render_as_string(hide_password=False)
 
 
-# SQLite: after the failed connect, aiosqlite's thread reports to TrueMem's closed loop
-# ("Event loop is closed" in a thread); a known bug, not what this test checks.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_database_that_is_down_gives_storage_error_in_words(
     backend: str, memory: TrueMem, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -41,6 +41,17 @@ log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
 
 
+async def _together(*steps: Awaitable[Any]) -> list[Any]:
+    """Run steps at once; if one fails, let the others finish, then raise the first
+    failure. (``asyncio.gather`` raises at once and leaves the rest running on a loop
+    that may be closing; cancelling them mid-connect strands the driver's thread.)"""
+    results = await asyncio.gather(*steps, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
 class _Timings(dict[str, float]):
     """Milliseconds per step, filled in as the steps finish."""
 
@@ -85,7 +96,7 @@ class Conversation:
         text = self._check_message(message, "message")
         timings = _Timings()
         began = time.perf_counter()
-        (hits, recalled), (state, critical), stored = await asyncio.gather(
+        (hits, recalled), (state, critical), stored = await _together(
             self._retrieve(user, session, text, timings),
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
@@ -107,7 +118,7 @@ class Conversation:
         self, user: str, session: str, text: str, timings: _Timings
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
         vector = (await timings.time("embed", self.memories.embed([text])))[0]
-        hits, recalled = await asyncio.gather(
+        hits, recalled = await _together(
             timings.time("search", self.memories.search(user, text, vector=vector)),
             timings.time("recall", self._recall(user, session, vector)))
         return hits, recalled

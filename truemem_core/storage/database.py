@@ -99,6 +99,7 @@ class Database:
         self._embedder = embedder
         self._opened = False
         self._opening: asyncio.Lock | None = None
+        self._failed = False  # a database error happened (see close)
 
     async def open(self) -> None:
         """Migrate the schema and check the embedder (once; later calls return at once)."""
@@ -179,10 +180,15 @@ class Database:
                 async with conn.begin():
                     yield conn
         except (DBAPIError, SQLAlchemyError) as exc:
+            self._failed = True
             raise storage_error(exc) from exc
 
     async def close(self) -> None:
         await self.engine.dispose()
+        if self._failed and self.dialect == "sqlite":
+            # After a failed connect, aiosqlite's thread still posts a result to this
+            # loop; give it the moment it needs before the loop closes.
+            await asyncio.sleep(0.1)
 
 
 def _config() -> Config:
