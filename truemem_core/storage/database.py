@@ -110,21 +110,37 @@ class Database:
         async with self._opening:
             if self._opened:
                 return
-            path = sqlite_path(self.url)
-            if path is not None:
-                try:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise StorageError(
-                        "database error: the SQLite file's folder cannot be created "
-                        "(a file is in the way, or no permission)") from exc
-            async with self._transaction() as conn:
-                await conn.run_sync(upgrade_if_behind)
-            embedder = self._embedder
-            if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
-                dimension = await asyncio.to_thread(lambda: embedder.dimension)
-                await self._check_embedder(embedder.model_name, dimension)
+            await self._open_once_free()
             self._opened = True
+
+    async def _open_once_free(self) -> None:
+        """Migrate and check, waiting out SQLite's 'busy' while other processes open the
+        same new file (turning it to WAL briefly needs it alone, and that wait is not
+        always covered by the busy timeout)."""
+        for delay in (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 0.0):
+            try:
+                await self._migrate_and_check()
+                return
+            except StorageError as exc:
+                if self.dialect != "sqlite" or "busy" not in str(exc) or not delay:
+                    raise
+                await asyncio.sleep(delay)
+
+    async def _migrate_and_check(self) -> None:
+        path = sqlite_path(self.url)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    "database error: the SQLite file's folder cannot be created "
+                    "(a file is in the way, or no permission)") from exc
+        async with self._transaction() as conn:
+            await conn.run_sync(upgrade_if_behind)
+        embedder = self._embedder
+        if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
+            dimension = await asyncio.to_thread(lambda: embedder.dimension)
+            await self._check_embedder(embedder.model_name, dimension)
 
     async def _check_embedder(self, model: str, dimension: int) -> None:
         """Record the store's embedder on first use; refuse a different one after."""
