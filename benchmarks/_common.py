@@ -725,3 +725,15 @@ def markdown_table(
     rule = "|" + "|".join("-" * (w + 1) + ":" if i >= left else "-" * (w + 2)
                           for i, w in enumerate(widths)) + "|"
     return "\n".join([rendered[0], rule, *rendered[1:]])
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` pairs as Settings overrides, typed as each field's default."""
+    from truemem_core import Settings
+
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, raw = pair.partition("=")
+        default = getattr(Settings(), name)
+        values[name] = type(default)(raw)
+    return values

@@ -2,15 +2,16 @@
 
 ``retrieval_quality.py`` stores every turn as a memory and searches the turns. The
 product does something else: it stores the *facts extracted* from the user's
-messages as memories, and recalls past turns through the vector channel only
-(``recall_k``, ``recall_token_budget``, ``recall_min_score``). This benchmark runs
-the path a user runs, through the public API, on a real store (a temporary SQLite
+messages as memories, ranks them and the user's past messages with the hybrid
+search, and packs the best of both into ``context_token_budget`` tokens. This
+benchmark runs the path a user runs, through the public API, on a real store (a temporary SQLite
 file per run, or ``--database-url``), with the default local embedder and the
 built-in rule-based extraction:
 
 * LoCoMo (``locomo_dev.json``): one TrueMem user per conversation. Each session is
   recorded in order with ``record_messages(user, "session_<n>", turns)``, speaker A
-  as ``user`` and speaker B as ``assistant``; then ``drain()`` runs the background
+  as ``user`` and speaker B as ``assistant``, each turn dated with its session's
+  date (``(role, content, said_at)``); then ``drain()`` runs the background
   jobs (extraction, message embeddings, maintenance, summaries). Each QA question
   goes through ``get_context(user, "question-<i>", question)``. An evidence turn is
   *served* when the context holds it as a recalled turn (``Context.recalled``) or
@@ -21,18 +22,19 @@ built-in rule-based extraction:
   question included) and ``get_context`` latency (wall time around the sync call,
   and ``Context.timings["total"]``).
 * LongMemEval_S (``longmemeval_s_dev.json.gz``): one user per question; its haystack
-  sessions recorded in order with their own roles and session ids. Session-level
+  sessions recorded in order with their own roles, session ids and dates. Session-level
   ``recall_all`` (every answer session among the sessions the context draws from:
   recalled turns' sessions, and the sessions of the messages its memories were
-  extracted from) and NDCG@10 over the served order (memories first, then recalled
-  turns: the order of ``Context.to_system_prompt``). Eligible questions as in
+  extracted from) and NDCG@10 over the served order (explicit and critical facts,
+  then retrieved facts and recalled turns by their fused score: the order the
+  budget packed them in). Eligible questions as in
   ``retrieval_quality.py`` (no ``_abs``, evidence in a user turn).
 
 Rows, side by side in the same run:
 
-* ``served``: today's defaults (``Settings()``);
-* ``served, more recall``: ``Settings(recall_k=10, recall_token_budget=1500)``, a
-  sensitivity row on the same store;
+* ``served``: the defaults (``Settings()``: a 1,500-token budget);
+* ``served, budget 750``: ``Settings(context_token_budget=750)``, a sensitivity row
+  on the same store;
 * ``raw turns, hybrid@10``: the ceiling of ``retrieval_quality.py`` (every turn a
   memory, ``{speaker} said, "{text}"`` for LoCoMo, user turns for LongMemEval,
   bulk-inserted into ``memories`` for a separate user, TrueMem's hybrid search at
@@ -44,7 +46,7 @@ The script has no randomness of its own (fixed user and session ids, bulk ids fr
 ``uuid5``); TrueMem's own memory ids are random and only break exact ties.
 
     .venv/bin/python benchmarks/end_to_end.py --json e2e.json
-    .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2
+    .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2 --set recall_k=30
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,7 @@ from _common import (
     locomo_turns,
     machine_info,
     ndcg,
+    parse_overrides,
     progress,
 )
 from sqlalchemy import func, select
@@ -85,10 +88,10 @@ from sqlalchemy import func, select
 from truemem_core import Context, Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories, messages
 
-SERVED, MORE = "served", "served, more recall"
+SERVED, MORE = "served", "served, budget 750"
 CEILING, FULL = "raw turns, hybrid@10", "full context"
 ROWS = (SERVED, MORE, CEILING, FULL)
-MORE_RECALL = {"recall_k": 10, "recall_token_budget": 1500}
+MORE_RECALL = {"context_token_budget": 750}
 CEILING_K = 10
 NDCG_K = 10
 DRAIN_TIMEOUT = 3600.0
@@ -99,14 +102,14 @@ _IDS = uuid.UUID("6f1d0c52-8a9e-4a43-9f0e-0e2e5e1d7a11")  # namespace of bulk me
 
 
 class Bench:
-    """The store: ``served`` and ``more`` answer the questions (different recall
-    settings), ``served`` also runs the ceiling's hybrid search; ``db`` bulk-loads the
-    ceiling's turns and counts embedded messages."""
+    """The store: ``served`` and ``more`` answer the questions (different budgets);
+    ``served`` also runs the ceiling's hybrid search; ``db`` bulk-loads the ceiling's
+    turns and counts embedded messages."""
 
-    def __init__(self, url: str, embedder: Embedder, tag: str) -> None:
+    def __init__(self, url: str, embedder: Embedder, tag: str, settings: Settings) -> None:
         self.embedder = embedder
         self.tag = tag
-        self.settings = Settings()
+        self.settings = settings
         self.served = TrueMem(url, embedder=embedder, settings=self.settings)
         self.more = TrueMem(url, embedder=embedder, settings=self.settings.replace(**MORE_RECALL))
         self.served.list_memories("nobody")  # opens the store: migrations, embedder check
@@ -158,7 +161,8 @@ class Bench:
                 messages.c.user_id == user, messages.c.embedding.is_not(None))).scalar_one())
 
 
-def ingest(bench: Bench, user: str, sessions: Iterable[tuple[str, list[tuple[str, str]]]],
+def ingest(bench: Bench, user: str,
+           sessions: Iterable[tuple[str, list[tuple[str, str, datetime]]]],
            ) -> tuple[list[int], float, float]:
     """Record each session in order, then drain: message ids (in order), seconds."""
     began = time.perf_counter()
@@ -171,10 +175,20 @@ def ingest(bench: Bench, user: str, sessions: Iterable[tuple[str, list[tuple[str
 
 
 def served_messages(context: Context) -> tuple[list[int], list[int]]:
-    """Message ids the context serves, in prompt order: the source messages of its
-    facts (explicit, critical, retrieved), then its recalled turns."""
+    """Message ids the context serves: the source messages of its facts (explicit,
+    critical, retrieved), and its recalled turns."""
     facts = [m.source_message_id for m in context.facts if m.source_message_id is not None]
     return facts, [t.message_id for t in context.recalled]
+
+
+def served_order(context: Context) -> list[int]:
+    """Every message id the context serves, in served order: explicit and critical facts
+    first, then retrieved facts and recalled turns by fused score (the packing order)."""
+    standing = [m.source_message_id for m in [*context.explicit, *context.critical]]
+    ranked = sorted([*((hit.score, hit.memory.source_message_id) for hit in context.memories),
+                     *((turn.score, turn.message_id) for turn in context.recalled)],
+                    key=lambda item: -item[0])
+    return [i for i in [*standing, *(i for _, i in ranked)] if i is not None]
 
 
 def memory_census(memory: TrueMem, user: str) -> dict[str, Any]:
@@ -240,8 +254,8 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
         progress(f"LoCoMo {sample['sample_id']}: {len(sessions)} sessions, {len(turns)} turns, "
                  f"{n_questions} questions: recording")
         recorded = [(f"session_{n}", [("user" if t["speaker"] == conv["speaker_a"]
-                                       else "assistant", t["text"]) for t in session])
-                    for n, _, session in sessions if session]
+                                       else "assistant", t["text"], date) for t in session])
+                    for n, date, session in sessions if session]
         ids, record_s, drain_s = ingest(bench, user, recorded)
         dia = dict(zip(ids, (t["dia_id"] for t in turns), strict=True))
         census = memory_census(bench.served, user)
@@ -338,9 +352,10 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
     for n, q in enumerate(eligible, start=1):
         user = f"{bench.tag}lme-{q['question_id']}"
         recorded, owner = [], []
-        for session_id, session in zip(q["haystack_session_ids"], q["haystack_sessions"],
-                                       strict=True):
-            turns = [(t["role"], t["content"].strip()[:cap]) for t in session
+        for session_id, date, session in zip(q["haystack_session_ids"], q["haystack_dates"],
+                                             q["haystack_sessions"], strict=True):
+            said_at = datetime.strptime(date, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
+            turns = [(t["role"], t["content"].strip()[:cap], said_at) for t in session
                      if t["content"].strip()]
             truncated += sum(len(t["content"].strip()) > cap for t in session)
             if turns:
@@ -359,8 +374,7 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
         tokens: dict[str, int] = {}
         for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
             context, ms = bench.ask(memory, user, "question", text)
-            facts, recalled = served_messages(context)
-            ranked[row] = list(dict.fromkeys(session_of[i] for i in [*facts, *recalled]
+            ranked[row] = list(dict.fromkeys(session_of[i] for i in served_order(context)
                                              if i in session_of))
             tokens[row] = context.tokens
             wall[row].append(ms)
@@ -372,7 +386,7 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
         wall[CEILING].append(ms)
         ranked[FULL] = list(dict.fromkeys(owner))  # every session (no order: NDCG not shown)
         tokens[FULL] = bench.tokens.count("\n".join(
-            f"{role}: {content}" for _, turns in recorded for role, content in turns)
+            f"{role}: {content}" for _, turns in recorded for role, content, _ in turns)
             + "\n" + text)
         for row in ROWS:
             hit = float(relevant <= set(ranked[row]))
@@ -425,7 +439,7 @@ def locomo_report(result: Mapping[str, Any]) -> str:
     out.append(f"\n(the {CEILING} latency is its search call's)\n")
     out += ["| conversation | turns | questions | memories (live) | by source "
             "| turns embedded | turns with a memory | evidence turns with a memory "
-            "| record s | drain s | overall recall: served / more recall / hybrid@10 |",
+            "| record s | drain s | overall recall: served / budget 750 / hybrid@10 |",
             "|---" * 11 + "|"]
     for c in result["conversations"]:
         sources = ", ".join(f"{k} {v}" for k, v in sorted(c["memories_by_source"].items()))
@@ -484,13 +498,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         url = args.database_url or str(Path(tmp) / "end_to_end.db")
         # a shared store may hold an earlier run: its users get a fresh prefix
         tag = f"{uuid.uuid4().hex[:8]}-" if args.database_url else ""
-        bench = Bench(url, embedder, tag)
+        bench = Bench(url, embedder, tag, Settings(**parse_overrides(args.set)))
         result: dict[str, Any] = {
             "machine": info, "database": bench.db.dialect.name,
             "embedder": embedder.model_name, "limit": args.limit,
             "settings": {SERVED: {n: getattr(bench.settings, n) for n in (
-                "recall_k", "recall_token_budget", "recall_min_score", "search_k",
-                "memory_limit", "critical_limit")}, MORE: MORE_RECALL},
+                "context_token_budget", "recall_k", "search_k", "memory_limit",
+                "critical_limit")}, MORE: MORE_RECALL},
         }
         try:
             if args.only in (None, "locomo"):
@@ -520,6 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a quick run: the first N conversations / eligible questions "
                         "(questions interleaved by type)")
     parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a Settings field (both served rows), e.g. recall_k=30")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")

@@ -62,6 +62,7 @@ from _common import (
     locomo_turns,
     ndcg,
     normalize,
+    parse_overrides,
     progress,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -315,15 +316,6 @@ def lme_table(result: Mapping[str, Any], modes: Sequence[str]) -> str:
         row = result["metrics"][m]
         out.append(f"| {m} | " + " | ".join(f"{row[n]:.3f}" for n in names) + " |")
     return "\n".join(out)
-
-
-def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        name, _, raw = pair.partition("=")
-        default = getattr(Settings(), name)
-        values[name] = type(default)(raw)
-    return values
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

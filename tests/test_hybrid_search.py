@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, default_embedder
 from truemem_core.embeddings import normalize
-from truemem_core.search import hybrid
+from truemem_core.search.channels import memories_of
 from truemem_core.search.filters import CHANNELS, SearchFilters, make_filters
 from truemem_core.search.fusion import Fused, bound_neighbours, fuse, tied_ranks
+from truemem_core.search.neighbours import neighbours
 from truemem_core.search.query_text import fragments, significant_terms, word_similarity
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.database import Database, resolve_url
@@ -295,7 +296,7 @@ def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -
             db = Database(resolve_url(store_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
-                    return await hybrid.neighbours(conn, "ana", seeds, filters, settings)
+                    return await neighbours(conn, memories_of("ana", filters), seeds, settings)
             finally:
                 await db.close()
 

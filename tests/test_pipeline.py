@@ -253,7 +253,7 @@ def test_past_turns_are_recalled_from_other_sessions(memory: TrueMem) -> None:
     context = memory.get_context("ana", "june", "What broke the SSL certificate renewal?")
     assert context.recalled and "Certbot" in context.recalled[0].content
     assert context.recalled[0].session_id == "march"
-    assert sum(t.tokens for t in context.recalled) <= memory.settings.recall_token_budget
+    assert context.budget_spent <= memory.settings.context_token_budget
     assert "From earlier conversations" in context.to_system_prompt()
     assert "recall" in context.timings
     # the current session is never recalled (its turns are already verbatim)

@@ -123,13 +123,18 @@ class TrueMem:
             self._core.conversation.record(user_id, session_id, user_message, assistant_message))
 
     def record_messages(
-        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+        self, user_id: str, session_id: str,
+        messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
     ) -> list[int]:
-        """Record ``(role, content)`` messages (roles: user, assistant, system) in order."""
+        """Record ``(role, content)`` messages (roles: user, assistant, system) in order.
+
+        ``(role, content, said_at)`` dates a message said earlier (imported history):
+        ``said_at`` is a timezone-aware datetime; otherwise the message is dated now."""
         return self._run(self._core.conversation.record_messages(user_id, session_id, messages))
 
     async def arecord_messages(
-        self, user_id: str, session_id: str, messages: Sequence[tuple[str, str]]
+        self, user_id: str, session_id: str,
+        messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
     ) -> list[int]:
         return await self._arun(
             self._core.conversation.record_messages(user_id, session_id, messages))

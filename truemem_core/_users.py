@@ -44,9 +44,9 @@ class Users:
     async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
         """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
 
-        Everything is validated before anything is written; vectors are recomputed
-        with this store's embedder. Imported memories are not deduplicated, and the
-        soft limit applies as to any other add: the excess is pruned.
+        Everything is validated before anything is written; vectors (of memories and
+        messages) are computed with this store's embedder. Imported memories are not
+        deduplicated, and the soft limit applies as to any other add: the excess is pruned.
         """
         user = self.memories.check_user(user_id)
         items = portability.parse_export(data, self.memories.settings.max_text_chars)
@@ -57,11 +57,13 @@ class Users:
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
         vectors = await self.memories.embed([item["text"] for item in items])
+        said = [turn["content"] for chat in chats for turn in chat["messages"]]
+        said_vectors = await self.memories.embed(said)  # recallable at once
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name)
-            await sessions.import_sessions(conn, user, chats, self.tokens.count)
+            await sessions.import_sessions(conn, user, chats, said_vectors, self.tokens.count)
             await prune_excess(conn, self.memories.env, user)
             return await reads.by_ids(conn, user, ids)
 

@@ -122,7 +122,11 @@ class SessionState:
 
 @dataclass(frozen=True, slots=True)
 class RecalledTurn:
-    """A past message of the user (another session) recalled into a context."""
+    """A past message of the user recalled into a context, explained as a search hit.
+
+    ``score`` is its fused (RRF) score; ``channels`` / ``ranks`` its score and
+    rank in each channel that found it.
+    """
 
     message_id: int
     session_id: str
@@ -131,9 +135,30 @@ class RecalledTurn:
     created_at: datetime
     score: float
     tokens: int
+    channels: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+def fact_line(memory: Memory) -> str:
+    """How a fact is written in the system prompt (and counted against the budget)."""
+    return f"- {memory.text}"
+
+
+def turn_line(turn: RecalledTurn) -> str:
+    """How a recalled turn is written in the system prompt: date, speaker, words."""
+    return f"- [{turn.created_at:%Y-%m-%d}] {turn.role}: {turn.content}"
+
+
+def in_conversation_order(turns: list[RecalledTurn]) -> list[RecalledTurn]:
+    """Turns grouped by session (sessions in time order), each session's in order."""
+    began: dict[str, tuple[datetime, int]] = {}
+    for turn in turns:
+        began[turn.session_id] = min(began.get(turn.session_id, (turn.created_at, turn.message_id)),
+                                     (turn.created_at, turn.message_id))
+    return sorted(turns, key=lambda t: (began[t.session_id], t.session_id, t.message_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +188,13 @@ class Context:
     memories: list[ScoredMemory]
     explicit: list[Memory]
     recalled: list[RecalledTurn] = field(default_factory=list)
+    """Past turns, best first (rendered grouped by session, in conversation order)."""
     critical: list[Memory] = field(default_factory=list)
     """The user's importance-5 memories (allergies, standing instructions): always here."""
     tokens: int = 0
+    """Tokens of the whole rendered context (``to_messages()``)."""
+    budget_spent: int = 0
+    """Tokens of the retrieved facts and recalled turns, out of ``context_token_budget``."""
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -181,10 +210,10 @@ class Context:
         parts = [_PREAMBLE]
         if self.facts:
             parts.append("What you remember about the user:\n" + "\n".join(
-                f"- {m.text}" for m in self.facts))
+                fact_line(m) for m in self.facts))
         if self.recalled:
             parts.append("From earlier conversations (may be relevant):\n" + "\n".join(
-                f"- [{t.created_at:%Y-%m-%d}] {t.role}: {t.content}" for t in self.recalled))
+                turn_line(t) for t in in_conversation_order(self.recalled)))
         if self.summary:
             parts.append(f"Summary of the earlier conversation:\n{self.summary}")
         return "\n\n".join(parts)
@@ -210,5 +239,6 @@ class Context:
             "recalled": [t.to_dict() for t in self.recalled],
             "system_prompt": self.to_system_prompt(),
             "tokens": self.tokens,
+            "budget_spent": self.budget_spent,
             "timings": self.timings,
         }

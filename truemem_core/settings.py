@@ -56,21 +56,22 @@ class Settings:
     weight_trigram: float = 1.0
     """RRF weight of the trigram (fuzzy) channel."""
     weight_neighbours: float = 1.5
-    """RRF weight of the neighbours channel: memories recorded right before/after the top hits."""
+    """RRF weight of the neighbours channel: what was said right before/after the top hits."""
     neighbour_seeds: int = 3
-    """Top fused hits whose neighbours in time form the neighbours channel."""
+    """Top fused hits whose neighbours (in time, or in their session) form that channel."""
     neighbour_span: int = 2
     """Neighbours taken on each side of a seed."""
     neighbour_window_s: float = 1800.0
-    """Only memories recorded within this many seconds of a seed are its neighbours."""
+    """Only memories recorded within this many seconds of a seed are its neighbours (a
+    message's are those of its session)."""
     trigram_threshold: float = 0.3
     """Least pg_trgm ``word_similarity`` of a query term for a trigram match."""
-    recall_k: int = 3
-    """Past conversation turns (other sessions) recalled into the context."""
-    recall_token_budget: int = 300
-    """Most tokens of recalled turns put in the context."""
-    recall_min_score: float = 0.4
-    """Least cosine similarity for a past turn to be recalled."""
+    recall_k: int = 20
+    """Past messages ranked for the context by the hybrid search (the budget picks among
+    them and the memories)."""
+    context_token_budget: int = 1500
+    """Tokens of retrieved facts and recalled turns in a context, packed best first
+    (explicit and critical memories come on top of it)."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
@@ -94,11 +95,12 @@ class Settings:
     def __post_init__(self) -> None:
         if not 0.0 < self.dedup_threshold <= 1.0:
             raise InvalidInputError("dedup_threshold must be in (0, 1]")
-        for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars"):
+        for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars",
+                     "recall_k"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
-        if self.critical_limit < 0:
-            raise InvalidInputError("critical_limit must be >= 0")
+        if self.critical_limit < 0 or self.context_token_budget < 0:
+            raise InvalidInputError("critical_limit and context_token_budget must be >= 0")
         if self.rrf_k < 0 or self.rrf_depth < 1:
             raise InvalidInputError("rrf_k must be at least 0 and rrf_depth at least 1")
         weights = self.channel_weights.values()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -21,6 +21,15 @@ from truemem_core.storage.schema import messages, sessions, utcnow
 _COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
 
 
+class NewMessage(NamedTuple):
+    """A validated message to store: ``said_at`` None means now."""
+
+    role: str
+    content: str
+    tokens: int
+    said_at: datetime | None = None
+
+
 def _message(row: Any) -> Message:
     return Message(row.id, row.role, row.content, row.tokens, row.created_at, row.summarized)
 
@@ -29,9 +38,9 @@ async def append(
     conn: AsyncConnection,
     user_id: str,
     session_id: str,
-    items: Sequence[tuple[str, str, int]],
+    items: Sequence[NewMessage],
 ) -> list[int]:
-    """Insert (role, content, tokens) messages, creating the session; returns their ids.
+    """Insert messages, creating the session; returns their ids.
 
     The session row is an upsert: two calls opening the same new session at once
     both succeed (a look-up then an insert would let one fail on the primary key).
@@ -44,10 +53,10 @@ async def append(
         .on_conflict_do_update(index_elements=["user_id", "session_id"],
                                set_={"updated_at": now}))
     ids = []
-    for role, content, tokens in items:  # one by one: we need each id for provenance
+    for item in items:  # one by one: we need each id for provenance
         result = await conn.execute(messages.insert().values(
-            user_id=user_id, session_id=session_id, role=role, content=content,
-            tokens=tokens, summarized=False, created_at=now))
+            user_id=user_id, session_id=session_id, role=item.role, content=item.content,
+            tokens=item.tokens, summarized=False, created_at=item.said_at or now))
         key = result.inserted_primary_key
         assert key is not None
         ids.append(int(key[0]))
@@ -205,10 +214,13 @@ def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
 
 
 async def import_sessions(
-    conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], count: Any
+    conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], vectors: Any,
+    count: Any,
 ) -> None:
-    """Write validated sessions under ``user_id`` (new message ids, same order)."""
+    """Write validated sessions under ``user_id`` (new message ids, same order), with
+    ``vectors``: one embedding per message, in order."""
     now = utcnow()
+    embeddings = iter(vectors)
     for item in parsed:
         await clear(conn, user_id, item["session_id"])
         ids = []
@@ -216,7 +228,8 @@ async def import_sessions(
             result = await conn.execute(messages.insert().values(
                 user_id=user_id, session_id=item["session_id"], role=turn["role"],
                 content=turn["content"], tokens=count(turn["content"]),
-                summarized=turn["summarized"], created_at=turn["created_at"]))
+                summarized=turn["summarized"], created_at=turn["created_at"],
+                embedding=next(embeddings)))
             key = result.inserted_primary_key
             assert key is not None
             ids.append(int(key[0]))

@@ -1,9 +1,10 @@
 """The turn: ``get_context`` before the LLM call, ``record`` after it.
 
-``get_context`` runs its independent steps at once (embed then search and
-recall; load the session; detect and store explicit requests), so it costs the
-slowest of them. ``record`` stores the messages and the jobs they imply in one
-transaction; the jobs run later (``jobs/``).
+``get_context`` runs its independent steps at once (embed, then search the
+memories and the past turns; load the session and the critical memories; detect
+and store explicit requests), so it costs the slowest of them. What retrieval
+found is then packed into one token budget (``packing``). ``record`` stores the
+messages and the jobs they imply in one transaction; the jobs run later (``jobs/``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from truemem_core._validation import check_id, check_text
 from truemem_core.conversation import sessions
+from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.language import detect_explicit
@@ -90,29 +93,35 @@ class Conversation:
     # -- get context ----------------------------------------------------------
 
     async def get_context(self, user_id: Any, session_id: Any, message: Any) -> Context:
-        """Summary, recent messages, relevant memories and past turns for ``message``,
-        and the user's critical (importance-5) memories whatever the message."""
+        """Summary, recent messages, and the memories and past turns that best match
+        ``message`` within ``context_token_budget``; the user's critical
+        (importance-5) memories whatever the message."""
         user, session = self._check(user_id, session_id)
         text = self._check_message(message, "message")
         timings = _Timings()
         began = time.perf_counter()
-        (hits, recalled), (state, critical), stored = await _together(
+        (hits, turns), (state, critical), stored = await _together(
             self._retrieve(user, session, text, timings),
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
         )
-        self._count_retrievals(user, [hit.memory.id for hit in hits])
-        context = Context(
+        # Token counts of long texts take milliseconds: off the event loop.
+        context, tokens = await asyncio.to_thread(self._assemble, Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
-            recent_messages=state.recent, memories=hits, explicit=stored, recalled=recalled,
-            critical=critical, timings=timings,
-        )
-        tokens = await asyncio.to_thread(self._count, context)
+            recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
+            critical=critical, timings=timings))
+        self._count_retrievals(user, [hit.memory.id for hit in context.memories])
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
 
-    def _count(self, context: Context) -> int:
-        return sum(self.tokens.count(m["content"]) for m in context.to_messages())
+    def _assemble(self, found: Context) -> tuple[Context, int]:
+        """``found`` with its retrieved facts and turns packed into the budget, and the
+        token count of the whole context."""
+        packed = pack(found.memories, found.recalled, always=[*found.explicit, *found.critical],
+                      budget=self.settings.context_token_budget, count=self.tokens.count)
+        context = dataclasses.replace(found, memories=packed.memories, recalled=packed.recalled,
+                                      budget_spent=packed.spent)
+        return context, sum(self.tokens.count(m["content"]) for m in context.to_messages())
 
     async def _retrieve(
         self, user: str, session: str, text: str, timings: _Timings
@@ -120,15 +129,13 @@ class Conversation:
         vector = (await timings.time("embed", self.memories.embed([text])))[0]
         hits, recalled = await _together(
             timings.time("search", self.memories.search(user, text, vector=vector)),
-            timings.time("recall", self._recall(user, session, vector)))
+            timings.time("recall", self._recall(user, session, text, vector)))
         return hits, recalled
 
-    async def _recall(self, user: str, session: str, vector: Any) -> list[RecalledTurn]:
-        settings = self.settings
+    async def _recall(self, user: str, session: str, text: str, vector: Any) -> list[RecalledTurn]:
         async with self.db.transaction(readonly=True) as conn:
-            return await recall(
-                conn, self.memories.env.channels, user, session, vector, k=settings.recall_k,
-                token_budget=settings.recall_token_budget, min_score=settings.recall_min_score)
+            return await recall(conn, self.memories.env.channels, user, session, text, vector,
+                                self.settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""
@@ -178,14 +185,16 @@ class Conversation:
         return Recorded(ids[0], ids[1], [job.key for job in queued])
 
     async def record_messages(
-        self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
+        self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
     ) -> list[int]:
-        """Store ``(role, content)`` messages in order; returns their ids."""
+        """Store ``(role, content)`` or ``(role, content, said_at)`` messages in order;
+        returns their ids. ``said_at`` (a timezone-aware datetime) dates a message
+        recorded after the fact, e.g. imported history; by default, now."""
         ids, _ = await self._record(user_id, session_id, turns)
         return ids
 
     async def _record(
-        self, user_id: Any, session_id: Any, turns: Sequence[tuple[str, Any]]
+        self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
     ) -> tuple[list[int], list[Job]]:
         user, session = self._check(user_id, session_id)
         # token counts of long messages take milliseconds: off the event loop
@@ -198,36 +207,46 @@ class Conversation:
         self.on_queued([job.key for job in queued])
         return ids, queued
 
-    def _check_turns(self, turns: Any) -> list[tuple[str, str, int]]:
+    def _check_turns(self, turns: Any) -> list[sessions.NewMessage]:
         if isinstance(turns, str | bytes) or not isinstance(turns, Sequence) or not turns:
             raise InvalidInputError("messages must be a non-empty sequence of (role, content)")
         items = []
         for turn in turns:
-            if not isinstance(turn, Sequence) or isinstance(turn, str) or len(turn) != 2:
-                raise InvalidInputError(f"a message must be a (role, content) pair: {turn!r}")
-            role, content = turn
+            if not isinstance(turn, Sequence) or isinstance(turn, str) or len(turn) not in (2, 3):
+                raise InvalidInputError(
+                    f"a message must be (role, content) or (role, content, said_at): {turn!r}")
+            role, content, said_at = (*turn, None)[:3]
             if role not in ROLES:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
+            if said_at is not None and not (
+                    isinstance(said_at, datetime) and said_at.tzinfo is not None):
+                raise InvalidInputError(
+                    f"said_at must be a timezone-aware datetime, got {said_at!r}")
             text = self._check_message(content, f"{role}_message")
-            items.append((role, text, self.tokens.count(text)))
+            items.append(sessions.NewMessage(role, text, self.tokens.count(text), said_at))
         return items
 
     def _jobs_for(
-        self, session: str, items: Sequence[tuple[str, str, int]], ids: Sequence[int],
+        self, session: str, items: Sequence[sessions.NewMessage], ids: Sequence[int],
         unsummarized: int,
     ) -> list[Job]:
-        """Each user message is extracted (with the reply that follows it); then the
-        user's memories are maintained; a summary past the token threshold."""
-        queued = []
-        for n, (role, _, _) in enumerate(items):
-            if role != "user":
+        """Each user message is extracted (with the reply that follows it; both are
+        embedded); the other messages are embedded; then the user's memories are
+        maintained; a summary past the token threshold."""
+        queued: list[Job] = []
+        covered: set[int | None] = set()
+        for n, item in enumerate(items):
+            if item.role != "user":
                 continue
-            reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1][0] == "assistant" else None
+            reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1].role == "assistant" else None
             queued.append(Job(f"extract:{ids[n]}", "extract", {
                 "session_id": session, "user_message_id": ids[n],
                 "assistant_message_id": reply}))
+            covered.update((ids[n], reply))
         if queued:
             queued.append(Job(f"maintain:{ids[-1]}", "maintain", {"session_id": session}))
+        if rest := [i for i in ids if i not in covered]:
+            queued.append(Job(f"embed:{rest[0]}", "embed", {"message_ids": rest}))
         if unsummarized > self.settings.summary_token_threshold:
             queued.append(Job(f"summarize:{ids[-1]}", "summarize", {"session_id": session}))
         return queued

@@ -118,6 +118,19 @@ class Handlers:
                     conn, user, session, expected_through=state.summarized_through,
                     summary=summary, message_ids=[m.id for m in folding])
 
+    async def embed(self, job: Any) -> None:
+        """Embed messages no extraction covers (replies without a user message before
+        them, system messages), so recall finds them by meaning too."""
+        user = job.user_id
+        async with self.db.transaction(readonly=True) as conn:
+            found = [m for i in job.payload["message_ids"]
+                     if (m := await sessions.message(conn, user, i)) is not None]
+        vectors = await self.memories.embed([m.content for m in found])
+        async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+            if await outbox.finish(conn, job.key):
+                await store_embeddings(conn, user, [m.id for m in found], vectors)
+
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user."""
         await self.memories.maintain(job.user_id)

@@ -21,6 +21,7 @@ class JobRunner:
         self.settings = settings
         self.handlers: dict[JobKind, Callable[[Any], Awaitable[None]]] = {
             "extract": handlers.extract,
+            "embed": handlers.embed,
             "summarize": handlers.summarize,
             "maintain": handlers.maintain,
         }

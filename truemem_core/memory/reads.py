@@ -18,6 +18,7 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
+from truemem_core.search.channels import memories_of
 from truemem_core.search.fusion import Fused
 from truemem_core.storage.schema import memories, memory_events
 
@@ -87,6 +88,6 @@ async def nearest_current(
     conn: AsyncConnection, env: MemoryEnv, user: str, vector: Vector, k: int
 ) -> list[tuple[str, str]]:
     """The user's ``k`` current memories nearest ``vector``: (id, text), nearest first."""
-    nearest = await env.channels.nearest(conn, user, vector, k)
+    nearest = await env.channels.nearest(conn, memories_of(user), vector, k)
     current = await current_facts(conn, user, [i for i, _ in nearest])
     return [(i, current[i].text) for i, _ in nearest if i in current]

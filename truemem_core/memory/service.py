@@ -31,7 +31,7 @@ from truemem_core.memory import edit, maintenance, reads, write
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
-from truemem_core.search.channels import channels_for_dialect
+from truemem_core.search.channels import channels_for_dialect, memories_of
 from truemem_core.search.filters import Mode, check_mode, make_filters
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
@@ -208,6 +208,6 @@ class MemoryStore:
         if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
             vector = (await self.embed([text]))[0]
         async with self.db.transaction(readonly=True) as conn:
-            hits = await hybrid.run(conn, self.env.channels, user, text, vector, k=k, mode=mode,
-                                    filters=filters, settings=self.settings)
+            hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
+                                    vector, k=k, mode=mode, settings=self.settings)
             return await reads.scored(conn, user, hits)

@@ -22,6 +22,7 @@ from truemem_core.memory.dedup import centroid, merge, same_details
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.records import Kind, Memory, Source
+from truemem_core.search.channels import memories_of
 from truemem_core.storage.schema import admission_rejections, memories, utcnow
 
 log = logging.getLogger("truemem.memory")
@@ -55,7 +56,7 @@ async def add(
     user, settings = new.user, env.settings
     await env.db.lock_user(conn, user)
     nearest = await env.channels.nearest(
-        conn, user, new.vector, _NEIGHBOURS, include_archived=True)
+        conn, memories_of(user, include_archived=True), new.vector, _NEIGHBOURS)
     duplicates = await _duplicates(conn, user, new, [
         i for i, score in nearest if score >= settings.dedup_threshold])
     folded = {row.id for row in duplicates}

@@ -22,44 +22,46 @@ from dataclasses import dataclass, field
 
 from truemem_core.errors import InvalidInputError
 
-Ranking = Sequence[tuple[str, float]]
-"""One channel's answer: (memory id, channel score), best first."""
+Key = str | int
+"""A ranked row's id: a memory's (str) or a message's (int)."""
+Ranking = Sequence[tuple[Key, float]]
+"""One channel's answer: (id, channel score), best first."""
 
 
 @dataclass(frozen=True, slots=True)
 class Fused:
     """One fused hit, explained: its rank and score in every channel that returned it."""
 
-    id: str
+    id: Key
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
 
 
 def _fuse_ranks(
-    ranks: Mapping[str, Mapping[str, int]], *, k: int, weights: Mapping[str, float] | None
-) -> list[tuple[str, float]]:
+    ranks: Mapping[str, Mapping[Key, int]], *, k: int, weights: Mapping[str, float] | None
+) -> list[tuple[Key, float]]:
     if k < 0:
         raise InvalidInputError("the RRF constant k must not be negative")
-    scores: dict[str, float] = {}
-    best: dict[str, int] = {}
+    scores: dict[Key, float] = {}
+    best: dict[Key, int] = {}
     for name, ranked in ranks.items():
         weight = 1.0 if weights is None else weights.get(name, 1.0)
         for memory_id, rank in ranked.items():
             scores[memory_id] = scores.get(memory_id, 0.0) + weight / (k + rank)
             best[memory_id] = min(best.get(memory_id, rank), rank)
-    order = sorted(scores, key=lambda i: (-scores[i], best[i], i))
+    order = sorted(scores, key=lambda i: (-scores[i], best[i], str(i)))
     return [(i, scores[i]) for i in order]
 
 
-def tied_ranks(hits: Ranking) -> dict[str, int]:
+def tied_ranks(hits: Ranking) -> dict[Key, int]:
     """1-based ranks where equal scores share the better rank ("1, 2, 2, 4").
 
     Lexical channels often tie ("Lives in Berlin" and "Lives in Lisbon" match
     "live" equally); an order the channel did not express must not leak into
     the fusion, so tied memories earn the same reciprocal rank.
     """
-    ranks: dict[str, int] = {}
+    ranks: dict[Key, int] = {}
     previous: float | None = None
     rank = 0
     for position, (memory_id, score) in enumerate(hits, start=1):
@@ -93,7 +95,7 @@ def fuse(
 
 
 def bound_neighbours(
-    fused: Sequence[Fused], *, direct: Mapping[str, float], seeds: Mapping[str, float]
+    fused: Sequence[Fused], *, direct: Mapping[Key, float], seeds: Mapping[Key, float]
 ) -> list[Fused]:
     """Cap what the neighbours channel adds, then re-sort.
 
@@ -110,7 +112,7 @@ def bound_neighbours(
             score = max(direct.get(hit.id, 0.0), math.nextafter(ceiling, 0.0))
             hit = Fused(hit.id, score, hit.ranks, hit.scores)
         capped.append(hit)
-    return sorted(capped, key=lambda h: (-h.score, min(h.ranks.values(), default=0), h.id))
+    return sorted(capped, key=lambda h: (-h.score, min(h.ranks.values(), default=0), str(h.id)))
 
 
 def single(channel: str, hits: Ranking, *, limit: int) -> list[Fused]:

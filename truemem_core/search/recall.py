@@ -1,9 +1,11 @@
-"""Conversation recall: past turns of the user, found by meaning.
+"""Conversation recall: the user's past messages, ranked by the same hybrid search
+as memories.
 
-Messages are embedded in the background (by the extraction job), so a
-question about something said weeks ago can find the turn itself even when
-no fact was extracted from it. The current session is left out: its recent
-turns are already in the context verbatim.
+Every message of both roles is searchable: by words and fragments as soon as
+it is stored (migration 0008 indexes it), and by meaning once its background
+job has embedded it. The last ``recent_messages`` of the current session are
+left out: the context already carries them verbatim. Earlier messages of that
+session, and every other session, are in.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.records import RecalledTurn
-from truemem_core.search.channels import Channels
+from truemem_core.search import hybrid
+from truemem_core.search.channels import Channels, past_turns_of
+from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
 _COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
@@ -27,35 +31,28 @@ async def recall(
     channels: Channels,
     user_id: str,
     session_id: str,
-    query: Vector,
-    *,
-    k: int,
-    token_budget: int,
-    min_score: float,
+    query: str,
+    vector: Vector,
+    settings: Settings,
 ) -> list[RecalledTurn]:
-    """Best past turns above ``min_score``, best first, within ``token_budget`` tokens."""
-    hits = [(i, s) for i, s in await channels.nearest_turns(conn, user_id, session_id, query, k)
-            if s >= min_score]
+    """The ``recall_k`` past turns that best match ``query``, best first."""
+    corpus = past_turns_of(user_id, session_id, settings.recent_messages)
+    hits = await hybrid.run(conn, channels, corpus, query, vector, k=settings.recall_k,
+                            mode="hybrid", settings=settings)
     if not hits:
         return []
     rows = {row.id: row for row in await conn.execute(
         select(*_COLUMNS).where(messages.c.user_id == user_id,
-                                messages.c.id.in_([i for i, _ in hits])))}
-    turns, spent = [], 0
-    for message_id, score in hits:
-        row = rows[message_id]
-        if spent + row.tokens > token_budget:
-            continue
-        spent += row.tokens
-        turns.append(RecalledTurn(row.id, row.session_id, row.role, row.content,
-                                  row.created_at, score, row.tokens))
-    return turns
+                                messages.c.id.in_([hit.id for hit in hits])))}
+    return [RecalledTurn(row.id, row.session_id, row.role, row.content, row.created_at,
+                         hit.score, row.tokens, hit.scores, hit.ranks)
+            for hit in hits if (row := rows.get(hit.id)) is not None]
 
 
 async def store_embeddings(
     conn: AsyncConnection, user_id: str, ids: Sequence[int], vectors: Vector
 ) -> None:
-    """Make messages recallable: store their vectors, in one batch."""
+    """Make messages recallable by meaning: store their vectors, in one batch."""
     if len(ids):
         await conn.execute(
             messages.update()

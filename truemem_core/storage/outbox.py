@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.storage.schema import jobs, utcnow
 
-JobKind = Literal["extract", "summarize", "maintain"]
+JobKind = Literal["extract", "embed", "summarize", "maintain"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,75 +1,92 @@
 """The search channels' SQL, one small module per database; everything else is shared.
 
-Each search channel is a method returning ``[(memory id, score)]``,
-best first, over one user's memories that pass the filters; ``scope`` below
-is the one place those conditions are written.
+Each channel is a method ranking one ``Corpus`` (a user's memories, or a user's
+past messages) for a query: ``[(id, score)]``, best first. The corpus carries
+the WHERE conditions, written once here for each of the two.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, func
+from sqlalchemy import Column, ColumnElement, Table, and_, func, not_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
-from truemem_core.storage.schema import memories
+from truemem_core.storage.schema import memories, messages
 
-LENGTH = func.length(memories.c.text).label("length")
-AVG_LENGTH = func.avg(func.length(memories.c.text))
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """What a channel ranks: the rows of ``table`` that pass ``where`` (one user's)."""
+
+    table: Table
+    user_id: str
+    where: tuple[ColumnElement[bool], ...]
+
+    @property
+    def text(self) -> Column[Any]:
+        return self.table.c.text if self.table is memories else self.table.c.content
+
+    @property
+    def length(self) -> ColumnElement[int]:
+        return func.length(self.text).label("length")
+
+
+def memories_of(
+    user_id: str, filters: SearchFilters | None = None, *, include_archived: bool = False
+) -> Corpus:
+    """The user's memories that pass ``filters`` (which, when given, replace
+    ``include_archived``)."""
+    return Corpus(memories, user_id, tuple(scope(user_id, filters,
+                                                 include_archived=include_archived)))
+
+
+def past_turns_of(user_id: str, session_id: str, recent: int) -> Corpus:
+    """The user's messages, less the last ``recent`` of ``session_id`` (the context
+    carries those verbatim); earlier messages of that session and every other
+    session are in."""
+    first_recent = (
+        select(messages.c.id)
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
+        .order_by(messages.c.id.desc()).limit(1).offset(max(recent, 1) - 1)
+        .scalar_subquery())
+    in_window = and_(messages.c.session_id == session_id,
+                     messages.c.id >= func.coalesce(first_recent, 0))
+    return Corpus(messages, user_id, (messages.c.user_id == user_id, not_(in_window)))
 
 
 class Channels(Protocol):
     async def nearest(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        query: Vector,
-        k: int,
-        *,
-        include_archived: bool = False,
-        filters: SearchFilters | None = None,
-    ) -> list[tuple[str, float]]:
-        """The user's ``k`` memories most similar to ``query``: (id, cosine), best first.
-
-        ``filters``, when given, replaces ``include_archived``.
-        """
-
-    async def nearest_turns(
-        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
-    ) -> list[tuple[int, float]]:
-        """The user's ``k`` past messages (other sessions) closest to ``query``: (id, cosine)."""
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+    ) -> list[tuple[Any, float]]:
+        """The corpus's ``k`` rows most similar to ``query``: (id, cosine), best first.
+        Rows without an embedding yet (messages waiting for their job) are left out."""
 
     async def keyword(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        terms: Sequence[str],
-        k: int,
-        *,
-        filters: SearchFilters,
-    ) -> list[tuple[str, float]]:
+        self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
+    ) -> list[tuple[Any, float]]:
         """Full-text search for any of ``terms`` (words or phrases): (id, BM25), best first."""
 
     async def trigram(
         self,
         conn: AsyncConnection,
-        user_id: str,
+        corpus: Corpus,
         terms: Sequence[str],
         k: int,
         *,
-        filters: SearchFilters,
         threshold: float,
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[Any, float]]:
         """Fuzzy (character trigram) search for any of ``terms``: (id, score), best first."""
 
 
 def scope(
     user_id: str, filters: SearchFilters | None, *, include_archived: bool = False
 ) -> list[ColumnElement[bool]]:
-    """The WHERE conditions of every search: this user, and the filters."""
+    """The WHERE conditions of every memory search: this user, and the filters."""
     where = [memories.c.user_id == user_id]
     if filters is None:
         if not include_archived:

@@ -1,9 +1,9 @@
 """PostgreSQL + pgvector + pg_trgm: exact per-user scans, one statement per channel.
 
-A user has at most a few hundred memories, so the btree on ``user_id`` narrows
-every scan: an exact ``ORDER BY embedding <=> q`` is sub-millisecond, and an
-HNSW index would search globally and then filter by user, returning almost
-nothing. The lexical channels test the user's rows the same way, in forms no
+A user has at most a few hundred memories (and some thousands of messages), so
+the btree on ``user_id`` narrows every scan: an exact ``ORDER BY embedding <=> q``
+is sub-millisecond, and an HNSW index would search globally and then filter by
+user, returning almost nothing. The lexical channels test the user's rows the same way, in forms no
 index can serve (``ts_match_vq`` rather than ``@@``, ``word_similarity`` rather
 than ``<%``): a GIN index scan walks every user's matches for a term, which at
 1.5 M rows took keyword searches to 124 ms. Migration 0006 drops the GIN
@@ -28,18 +28,15 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    text,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import AVG_LENGTH, LENGTH, scope
-from truemem_core.search.filters import SearchFilters
+from truemem_core.search.channels import Corpus
 from truemem_core.search.scoring import bm25_rank, idf_rank
-from truemem_core.storage.schema import EmbeddingType, memories
+from truemem_core.storage.schema import EmbeddingType
 
-_SEARCH_VECTOR: ColumnElement[Any] = literal_column("memories.search_vector")
-_LANGUAGES = ("english", "spanish")  # as in the search_vector column (migration 0002)
+_LANGUAGES = ("english", "spanish")  # as in the search_vector columns (migrations 0002, 0008)
 
 
 def _tsquery(term: str) -> ColumnElement[Any]:
@@ -54,63 +51,38 @@ def _tsquery(term: str) -> ColumnElement[Any]:
     return query
 
 
-_NEAREST_TURNS = """
-SELECT id, 1 - (embedding <=> :query) AS score FROM messages
-WHERE user_id = :user_id AND session_id <> :session_id AND embedding IS NOT NULL
-ORDER BY embedding <=> :query LIMIT :k
-"""
-
-
 class PostgresChannels:
-    async def nearest_turns(
-        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
-    ) -> list[tuple[int, float]]:
-        stmt = text(_NEAREST_TURNS).bindparams(bindparam("query", type_=EmbeddingType()))
-        rows = await conn.execute(
-            stmt, {"query": query, "user_id": user_id, "session_id": session_id, "k": k})
-        return [(row.id, float(row.score)) for row in rows]
-
     async def nearest(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        query: Vector,
-        k: int,
-        *,
-        include_archived: bool = False,
-        filters: SearchFilters | None = None,
-    ) -> list[tuple[str, float]]:
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+    ) -> list[tuple[Any, float]]:
         vector = bindparam("query", query, type_=EmbeddingType())
-        distance = memories.c.embedding.op("<=>", return_type=Float)(vector)
+        embedding = corpus.table.c.embedding
+        distance = embedding.op("<=>", return_type=Float)(vector)
         stmt = (
-            select(memories.c.id, (1 - distance).label("score"))
-            .where(*scope(user_id, filters, include_archived=include_archived))
+            select(corpus.table.c.id, (1 - distance).label("score"))
+            .where(*corpus.where, embedding.is_not(None))
             .order_by(distance)
             .limit(k)
         )
         return [(row.id, float(row.score)) for row in await conn.execute(stmt)]
 
     async def keyword(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        terms: Sequence[str],
-        k: int,
-        *,
-        filters: SearchFilters,
-    ) -> list[tuple[str, float]]:
+        self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
+    ) -> list[tuple[Any, float]]:
         if not terms:
             return []
-        where = scope(user_id, filters)
-        stats = (await conn.execute(select(func.count(), AVG_LENGTH).where(*where))).one()
+        stats = (await conn.execute(
+            select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where))).one()
         if not stats[0]:
             return []
         # ts_match_vq is what `@@` calls; as a function the planner cannot answer it from
         # a GIN index (whose scan walks every user's matches), so the user_id index leads.
-        matches = [func.ts_match_vq(_SEARCH_VECTOR, _tsquery(t)) for t in terms]
+        search_vector: ColumnElement[Any] = literal_column(f"{corpus.table.name}.search_vector")
+        matches = [func.ts_match_vq(search_vector, _tsquery(t)) for t in terms]
         rows = await conn.execute(
-            select(memories.c.id, LENGTH, *(m.label(f"t{i}") for i, m in enumerate(matches)))
-            .where(*where, or_(*matches))
+            select(corpus.table.c.id, corpus.length,
+                   *(m.label(f"t{i}") for i, m in enumerate(matches)))
+            .where(*corpus.where, or_(*matches))
         )
         hits = [(row.id, i, row.length) for row in rows
                 for i in range(len(terms)) if row[2 + i]]
@@ -119,25 +91,23 @@ class PostgresChannels:
     async def trigram(
         self,
         conn: AsyncConnection,
-        user_id: str,
+        corpus: Corpus,
         terms: Sequence[str],
         k: int,
         *,
-        filters: SearchFilters,
         threshold: float,
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[Any, float]]:
         if not terms:
             return []
-        where = scope(user_id, filters)
-        documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
+        documents = (await conn.execute(select(func.count()).where(*corpus.where))).scalar_one()
         if not documents:
             return []
         # Every row of the user's is scored, not `term <% text`: with that, the planner ANDs
         # the user_id index with the GIN trigram index, whose scan walks every user's
         # matches (15 ms for a common trigram at 150,000 rows, growing with the store).
-        scored = select(memories.c.id, *(
-            func.word_similarity(t, memories.c.text).label(f"s{i}") for i, t in enumerate(terms)
-        )).where(*where).subquery()
+        scored = select(corpus.table.c.id, *(
+            func.word_similarity(t, corpus.text).label(f"s{i}") for i, t in enumerate(terms)
+        )).where(*corpus.where).subquery()
         best = func.greatest(*(scored.c[f"s{i}"] for i in range(len(terms))))
         rows = await conn.execute(select(scored).where(best >= threshold))
         hits = [

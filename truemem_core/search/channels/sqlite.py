@@ -2,11 +2,12 @@
 
 Migration 0002 keeps two contentless FTS5 tables in step with ``memories``
 (``memories_fts``: porter stemming; ``memories_trgm``: trigram tokenizer),
-keyed by ``memories_fts_ids``. Migration 0005 numbers those rows by user (a
-user's rowids start at their ``memories_fts_users.slot << 32``) and every MATCH
-here carries the user's rowid range: FTS5 seeks each term's doclist to that
-user's rows instead of walking every user's, so a search costs what the user
-has, not what the store has.
+keyed by ``memories_fts_ids``; migration 0008 does the same for ``messages``
+(``messages_fts``, ``messages_trgm``, ``messages_fts_ids``). Migration 0005
+numbers those rows by user (a user's rowids start at their
+``<table>_fts_users.slot << 32``) and every MATCH here carries the user's rowid
+range: FTS5 seeks each term's doclist to that user's rows instead of walking
+every user's, so a search costs what the user has, not what the store has.
 
 The indexes only find which memory matches which query term; scoring is shared
 with PostgreSQL (``search.scoring``): BM25 with this user's statistics for keywords
@@ -20,6 +21,7 @@ them; beyond that, the best by FTS5's overlap rank.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,96 +43,93 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import column
+from sqlalchemy.sql.expression import ColumnClause
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import AVG_LENGTH, LENGTH, scope
-from truemem_core.search.filters import SearchFilters
+from truemem_core.search.channels import Corpus
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
-from truemem_core.storage.schema import memories, messages
+from truemem_core.storage.schema import memories
 
-_IDS = table("memories_fts_ids", column("rowid"), column("memory_id"))
-_FTS = table("memories_fts", column("rowid"))
-_TRGM = table("memories_trgm", column("rowid"))
-_USERS = table("memories_fts_users", column("slot"), column("user_id"))
-_SLOT_BITS = 32  # a user's FTS rowids: slot << 32 onwards (migration 0005)
+_SLOT_BITS = 32  # a user's FTS rowids: slot << 32 onwards (migrations 0005, 0008)
 # Trigram candidates scored exactly: all, unless more than max(this, 10 k).
 _CANDIDATES = 200
 
 
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """A corpus's FTS5 tables (migrations 0002, 0005, 0008)."""
+
+    ids: TableClause  # FTS rowid -> the row's id (``key``)
+    key: ColumnClause[Any]
+    words: TableClause  # porter-stemmed words
+    trigrams: TableClause
+    users: TableClause  # each user's rowid slot
+
+    @classmethod
+    def of(cls, corpus: Corpus) -> _Index:
+        name = corpus.table.name
+        key = "memory_id" if corpus.table is memories else "message_id"
+        ids = table(f"{name}_fts_ids", column("rowid"), column(key))
+        return cls(ids, ids.c[key],
+                   table(f"{name}_fts", column("rowid")), table(f"{name}_trgm", column("rowid")),
+                   table(f"{name}_fts_users", column("slot"), column("user_id")))
+
+
 class SQLiteChannels:
     async def nearest(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        query: Vector,
-        k: int,
-        *,
-        include_archived: bool = False,
-        filters: SearchFilters | None = None,
-    ) -> list[tuple[str, float]]:
-        stmt = select(memories.c.id, memories.c.embedding).where(
-            *scope(user_id, filters, include_archived=include_archived)
-        )
-        return _top_k((await conn.execute(stmt)).all(), query, k)
-
-    async def nearest_turns(
-        self, conn: AsyncConnection, user_id: str, session_id: str, query: Vector, k: int
-    ) -> list[tuple[int, float]]:
-        stmt = select(messages.c.id, messages.c.embedding).where(
-            messages.c.user_id == user_id, messages.c.session_id != session_id,
-            messages.c.embedding.is_not(None))
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+    ) -> list[tuple[Any, float]]:
+        embedding = corpus.table.c.embedding
+        stmt = select(corpus.table.c.id, embedding).where(*corpus.where, embedding.is_not(None))
         return _top_k((await conn.execute(stmt)).all(), query, k)
 
     async def keyword(
-        self,
-        conn: AsyncConnection,
-        user_id: str,
-        terms: Sequence[str],
-        k: int,
-        *,
-        filters: SearchFilters,
-    ) -> list[tuple[str, float]]:
+        self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
+    ) -> list[tuple[Any, float]]:
         if not terms:
             return []
-        where = scope(user_id, filters)
+        index = _Index.of(corpus)
         matched = _materialized(union_all(*(
-            select(literal(i).label("term"), _FTS.c.rowid).where(*_matches(_FTS, [term], user_id))
+            select(literal(i).label("term"), index.words.c.rowid)
+            .where(*_matches(index, index.words, [term], corpus.user_id))
             for i, term in enumerate(terms)
         )))
-        stats = (await conn.execute(select(func.count(), AVG_LENGTH).where(*where))).one()
+        stats = (await conn.execute(
+            select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where))).one()
         rows = await conn.execute(
-            select(memories.c.id, matched.c.term, LENGTH)
-            .select_from(_joined(matched))
-            .where(*where)
+            select(corpus.table.c.id, matched.c.term, corpus.length)
+            .select_from(_joined(corpus, index, matched))
+            .where(*corpus.where)
         )
         return bm25_rank(rows, documents=stats[0], average_length=stats[1], limit=k)
 
     async def trigram(
         self,
         conn: AsyncConnection,
-        user_id: str,
+        corpus: Corpus,
         terms: Sequence[str],
         k: int,
         *,
-        filters: SearchFilters,
         threshold: float,
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[Any, float]]:
         if not trigram_query(terms):
             return []
-        where = scope(user_id, filters)
-        documents = (await conn.execute(select(func.count()).where(*where))).scalar_one()
+        index = _Index.of(corpus)
+        documents = (await conn.execute(select(func.count()).where(*corpus.where))).scalar_one()
         limit = max(_CANDIDATES, 10 * k)
-        matched = _materialized(select(_TRGM.c.rowid).where(*_matches(_TRGM, terms, user_id)))
-        candidates = (await conn.execute(_texts(matched, where).limit(limit + 1))).all()
+        matched = _materialized(select(index.trigrams.c.rowid)
+                                .where(*_matches(index, index.trigrams, terms, corpus.user_id)))
+        candidates = (await conn.execute(_texts(corpus, index, matched).limit(limit + 1))).all()
         if len(candidates) > limit:
             # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
             # each fragment over every user's rows, so it is only paid here.
-            overlap: ColumnElement[float] = literal_column("bm25(memories_trgm)")
-            ranked = _materialized(select(_TRGM.c.rowid, overlap.label("overlap"))
-                                   .where(*_matches(_TRGM, terms, user_id)))
+            overlap: ColumnElement[float] = literal_column(f"bm25({index.trigrams.name})")
+            ranked = _materialized(
+                select(index.trigrams.c.rowid, overlap.label("overlap"))
+                .where(*_matches(index, index.trigrams, terms, corpus.user_id)))
             candidates = (await conn.execute(
-                _texts(ranked, where).order_by(ranked.c.overlap).limit(limit))).all()
+                _texts(corpus, index, ranked).order_by(ranked.c.overlap).limit(limit))).all()
         matcher = TrigramMatcher(terms)
         hits = [
             (row.id, i, similarity)
@@ -141,23 +140,26 @@ class SQLiteChannels:
         return idf_rank(hits, documents=int(documents), limit=k)
 
 
-def _matches(fts: TableClause, terms: Sequence[str], user_id: str) -> list[ColumnElement[bool]]:
+def _matches(
+    index: _Index, fts: TableClause, terms: Sequence[str], user_id: str
+) -> list[ColumnElement[bool]]:
     """The MATCH, within the user's rowid range (migration 0005): FTS5 seeks every
     doclist to the range instead of walking all users' rows."""
-    query = trigram_query(terms) if fts is _TRGM else fts5_or_query(terms)
-    first = (select(_USERS.c.slot.op("<<", return_type=Integer)(_SLOT_BITS))
-             .where(_USERS.c.user_id == user_id).scalar_subquery())
+    query = trigram_query(terms) if fts is index.trigrams else fts5_or_query(terms)
+    first = (select(index.users.c.slot.op("<<", return_type=Integer)(_SLOT_BITS))
+             .where(index.users.c.user_id == user_id).scalar_subquery())
     return [literal_column(fts.name).op("MATCH", return_type=Boolean)(query),
             fts.c.rowid.between(first, first + (1 << _SLOT_BITS) - 1)]
 
 
-def _joined(matched: CTE) -> Join:
-    return (matched.join(_IDS, _IDS.c.rowid == matched.c.rowid)
-            .join(memories, memories.c.id == _IDS.c.memory_id))
+def _joined(corpus: Corpus, index: _Index, matched: CTE) -> Join:
+    return (matched.join(index.ids, index.ids.c.rowid == matched.c.rowid)
+            .join(corpus.table, corpus.table.c.id == index.key))
 
 
-def _texts(matched: CTE, where: Sequence[ColumnElement[bool]]) -> Select[Any]:
-    return select(memories.c.id, memories.c.text).select_from(_joined(matched)).where(*where)
+def _texts(corpus: Corpus, index: _Index, matched: CTE) -> Select[Any]:
+    return (select(corpus.table.c.id, corpus.text.label("text"))
+            .select_from(_joined(corpus, index, matched)).where(*corpus.where))
 
 
 def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:

@@ -1,0 +1,189 @@
+"""What ``get_context`` serves: past turns of both roles through the hybrid search,
+facts and turns in one token budget, never the current window twice, never a fact
+and its own source turn, never another user's words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from db_access import rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from truemem_core import InvalidInputError, Settings, TrueMem
+from truemem_core.embeddings import TiktokenCounter, TokenCounter
+from truemem_core.records import Context, fact_line, turn_line
+from truemem_core.storage.schema import messages
+
+MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
+
+
+def _spent(context: Context, tokens: TokenCounter) -> int:
+    return (sum(tokens.count(fact_line(hit.memory)) for hit in context.memories)
+            + sum(tokens.count(turn_line(turn)) for turn in context.recalled))
+
+
+def _history(memory: TrueMem, user: str = "ana") -> None:
+    """Three past sessions; facts are extracted from the user's turns."""
+    memory.record_messages(user, "trip", [
+        ("user", "We are flying to Kyoto in April for the cherry blossoms.", MARCH),
+        ("assistant", "Book the Philosopher's Path early; it is crowded at hanami.", MARCH),
+        ("user", "Which ryokan did my sister recommend?", MARCH),
+        ("assistant", "Your sister recommended the Hiiragiya ryokan near Nijo castle.", MARCH),
+    ])
+    memory.record_messages(user, "work", [
+        ("user", "The Certbot renewal failed because port 80 was blocked.", MARCH),
+        ("assistant", "Open port 80 and run certbot renew again.", MARCH),
+    ])
+    memory.record_messages(user, "pets", [
+        ("user", "My dog Max turned seven today.", MARCH + timedelta(days=3)),
+        ("assistant", "Happy birthday to Max!", MARCH + timedelta(days=3)),
+    ])
+
+
+def test_both_roles_are_recalled_with_date_and_speaker(memory: TrueMem) -> None:
+    _history(memory)
+    memory.drain()
+    context = memory.get_context("ana", "new", "Which ryokan was recommended to me?")
+    said = {turn.content: turn for turn in context.recalled}
+    reply = said["Your sister recommended the Hiiragiya ryokan near Nijo castle."]
+    assert reply.role == "assistant" and reply.session_id == "trip"
+    assert reply.created_at == MARCH
+    assert "- [2024-03-08] assistant: Your sister recommended the Hiiragiya" in (
+        context.to_system_prompt())
+    assert reply.channels and set(reply.ranks) == set(reply.channels)
+    user_turn = memory.get_context("ana", "new", "When did Max have his birthday?").recalled
+    assert any(t.role == "user" and "Max" in t.content for t in user_turn)
+
+
+def test_turns_are_found_by_exact_words_before_their_embedding_job_runs(
+    memory: TrueMem,
+) -> None:
+    memory.record_messages("ana", "ops", [
+        ("assistant", "The vault token for staging is stored under key XK-4471-ZETA."),
+    ])  # no drain: the message has no vector yet, the full-text channels find it anyway
+    [found] = [t for t in memory.get_context("ana", "now", "XK-4471-ZETA").recalled]
+    assert found.ranks.keys() <= {"keyword", "trigram", "neighbours"} and found.ranks
+
+
+def test_adjacent_turns_of_a_session_are_rendered_together_in_order(memory: TrueMem) -> None:
+    _history(memory)
+    memory.drain()
+    context = memory.get_context("ana", "new", "Kyoto cherry blossoms ryokan sister")
+    prompt = context.to_system_prompt()
+    lines = [line for line in prompt.splitlines() if line.startswith("- [")]
+    trip = [n for n, line in enumerate(lines) if "Kyoto" in line or "ryokan" in line
+            or "Philosopher" in line]
+    assert len(trip) >= 2 and trip == list(range(trip[0], trip[0] + len(trip)))
+    order = [t.message_id for t in context.recalled if t.session_id == "trip"]
+    in_prompt = [line for line in lines if any(
+        t.content in line for t in context.recalled if t.session_id == "trip")]
+    assert len(in_prompt) == len(order)
+    by_id = {t.message_id: t.content for t in context.recalled}
+    assert [by_id[i] for i in sorted(order)] == [line.split(": ", 1)[1] for line in in_prompt]
+
+
+def test_the_current_window_is_never_recalled_but_older_turns_of_the_session_are(
+    store_url: str,
+) -> None:
+    with TrueMem(store_url, settings=Settings(recent_messages=2)) as memory:
+        memory.record("ana", "s", "My locker code at the gym is 3141.", "Noted.")
+        memory.record("ana", "s", "I also like swimming.", "Nice.")
+        memory.record("ana", "s", "What is my locker code?", "Let me check.")
+        memory.drain()
+        context = memory.get_context("ana", "s", "What is my locker code at the gym?")
+        window = {m.id for m in context.recent_messages}
+        assert len(window) == 2
+        assert not window & {t.message_id for t in context.recalled}
+        assert any("3141" in t.content for t in context.recalled)
+
+
+def test_a_fact_and_its_source_turn_are_not_both_served(memory: TrueMem) -> None:
+    memory.record("ana", "s1", "I am allergic to peanuts and tree nuts.", "I'll remember.")
+    memory.record("ana", "s1", "I work as a nurse at St Mary's hospital.", "Good to know.")
+    memory.drain()
+    assert any(m.source_message_id for m in memory.list_memories("ana"))
+    for question in ("What am I allergic to?", "Where do I work?", "peanuts nurse"):
+        context = memory.get_context("ana", "s2", question)
+        sources = {m.source_message_id for m in context.facts}
+        assert not sources & {t.message_id for t in context.recalled}
+
+
+@pytest.mark.parametrize("budget", [0, 12, 40, 150, 1500])
+def test_the_budget_is_never_exceeded(store_url: str, budget: int) -> None:
+    with TrueMem(store_url, settings=Settings(context_token_budget=budget)) as memory:
+        _history(memory)
+        for n in range(12):
+            memory.add_memory("ana", f"Visited Kyoto temple number {n} with her sister")
+        memory.drain()
+        tokens = TiktokenCounter(memory.settings.token_encoding)
+        for question in ("Kyoto sister ryokan", "Max birthday", "certbot port"):
+            context = memory.get_context("ana", "new", question)
+            assert context.budget_spent == _spent(context, tokens) <= budget
+            if budget == 0:
+                assert not context.memories and not context.recalled
+
+
+def test_critical_memories_come_on_top_of_the_budget(store_url: str) -> None:
+    with TrueMem(store_url, settings=Settings(context_token_budget=0)) as memory:
+        allergy = memory.add_memory("ana", "Allergic to peanuts and tree nuts", importance=5)
+        context = memory.get_context("ana", "s", "What food can't I eat?")
+        assert [m.id for m in context.facts] == [allergy.id]
+        assert context.budget_spent == 0
+
+
+def test_every_message_is_embedded_whatever_its_role(memory: TrueMem, store_url: str) -> None:
+    memory.record_messages("ana", "s", [
+        ("assistant", "Welcome back!"), ("assistant", "Shall we plan the trip?"),
+        ("system", "The user is on the mobile app."), ("user", "Yes, Kyoto."),
+        ("assistant", "Great choice."), ("assistant", "Spring or autumn?"),
+    ])
+    memory.drain()
+    embedded = rows(memory, select(messages.c.role, messages.c.embedding))
+    assert len(embedded) == 6 and all(r.embedding is not None for r in embedded)
+
+
+def test_imported_messages_are_recallable_at_once(memory: TrueMem) -> None:
+    memory.record("ana", "old", "Our wedding venue is the Lisbon greenhouse.", "Lovely.")
+    exported = memory.export_user("ana")
+    memory.import_user("bea", exported)  # no drain: import embeds what it writes
+    with_vectors = rows(memory, select(messages.c.embedding).where(messages.c.user_id == "bea"))
+    assert with_vectors and all(r.embedding is not None for r in with_vectors)
+    recalled = memory.get_context("bea", "new", "Where is the wedding venue?").recalled
+    assert any("greenhouse" in t.content for t in recalled)
+
+
+def test_said_at_dates_a_message_and_is_validated(memory: TrueMem) -> None:
+    [said] = memory.record_messages("ana", "s", [("user", "Hello", MARCH)])
+    assert memory.get_session("ana", "s").recent[0].created_at == MARCH
+    for bad in ([("user", "Hi", datetime(2024, 3, 8))], [("user", "Hi", "2024-03-08")],
+                [("user", "Hi", MARCH, "extra")]):
+        with pytest.raises(InvalidInputError):
+            memory.record_messages("ana", "t", bad)  # type: ignore[arg-type]
+    assert [m.id for m in memory.get_session("ana", "s").recent] == [said]
+    assert memory.get_session("ana", "t").recent == []
+
+
+WORDS = ["kyoto", "sister", "certbot", "locker", "wedding", "peanuts", "guitar", "tea"]
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(said=st.lists(st.tuples(st.sampled_from(["u1", "u2", "u3"]),
+                               st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)),
+                     min_size=1, max_size=8),
+       asker=st.sampled_from(["u1", "u2", "u3"]), query=st.sampled_from(WORDS))
+def test_no_other_users_words_are_ever_recalled(
+    memory: TrueMem, said: list[tuple[str, list[str]]], asker: str, query: str
+) -> None:
+    for user in ("u1", "u2", "u3"):
+        memory.erase_user(user)
+    for n, (user, words) in enumerate(said):
+        memory.record_messages(user, f"s{n}", [("user", f"{user} says {' '.join(words)}")])
+    memory.drain()
+    context = memory.get_context(asker, "now", query)
+    assert all(t.content.startswith(f"{asker} says") for t in context.recalled)
+    mine = {f"{u} says {' '.join(w)}" for u, w in said if u == asker}
+    assert {t.content for t in context.recalled} <= mine

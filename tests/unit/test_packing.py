@@ -1,0 +1,52 @@
+"""The one context budget (pure): best first, skip what does not fit, a fact or its
+source turn but not both, explicit and critical memories free and never repeated."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from truemem_core.conversation.packing import pack
+from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
+
+NOW = datetime(2024, 3, 8, tzinfo=UTC)
+
+
+def fact(memory_id: str, text: str, score: float, source: int | None = None) -> ScoredMemory:
+    memory = Memory(memory_id, "ana", text, 3, "semantic", "extracted", "active", 0, NOW, NOW,
+                    source_message_id=source)
+    return ScoredMemory(memory, score)
+
+
+def turn(message_id: int, content: str, score: float) -> RecalledTurn:
+    return RecalledTurn(message_id, "s", "user", content, NOW, score, len(content.split()))
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_best_first_and_what_does_not_fit_is_skipped() -> None:
+    hits = [fact("a", "one two three four five six", 0.9), fact("b", "one", 0.5)]
+    turns = [turn(1, "x " * 20, 0.8), turn(2, "short", 0.1)]
+    packed = pack(hits, turns, always=[], budget=13, count=words)
+    assert [h.memory.id for h in packed.memories] == ["a", "b"]  # the long turn is skipped
+    assert [t.message_id for t in packed.recalled] == [2]
+    assert packed.spent == sum(words(fact_line(h.memory)) for h in packed.memories) + sum(
+        words(turn_line(t)) for t in packed.recalled) == 13
+
+
+def test_a_fact_and_its_source_turn_are_not_both_spent() -> None:
+    first = pack([fact("a", "likes tea", 0.9, source=7)], [turn(7, "I like tea", 0.5)],
+                 always=[], budget=100, count=words)
+    assert [h.memory.id for h in first.memories] == ["a"] and first.recalled == []
+    second = pack([fact("a", "likes tea", 0.4, source=7)], [turn(7, "I like tea", 0.5)],
+                  always=[], budget=100, count=words)
+    assert second.memories == [] and [t.message_id for t in second.recalled] == [7]
+
+
+def test_standing_memories_are_free_and_cover_their_source_turn() -> None:
+    allergy = fact("c", "allergic to peanuts", 0.9, source=3)
+    packed = pack([allergy, fact("d", "lives in Lisbon", 0.2)], [turn(3, "peanuts!", 0.7)],
+                  always=[allergy.memory], budget=100, count=words)
+    assert [h.memory.id for h in packed.memories] == ["d"] and packed.recalled == []
+    assert pack([allergy], [], always=[], budget=0, count=words).memories == []

@@ -1,0 +1,64 @@
+"""One token budget for what retrieval adds to a context (pure, no I/O).
+
+Retrieved facts and recalled turns compete for ``context_token_budget`` in one
+ranking: both come out of Reciprocal Rank Fusion with the same constant and
+weights, so their scores are on one scale. Items are taken best first; one that
+does not fit is skipped and smaller ones after it may still fit. A fact and
+the turn it was extracted from say the same thing, so whichever ranks first is
+served and the other is not spent. Explicit and critical memories are in every
+context whatever the budget; they only mark their source turns as said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    memories: list[ScoredMemory]
+    recalled: list[RecalledTurn]
+    spent: int
+
+
+def pack(
+    hits: Sequence[ScoredMemory],
+    turns: Sequence[RecalledTurn],
+    *,
+    always: Iterable[Memory],
+    budget: int,
+    count: Callable[[str], int],
+) -> Packed:
+    """The best facts and turns that fit ``budget`` tokens, each list best first."""
+    present = {m.id for m in always}
+    said = {m.source_message_id for m in always if m.source_message_id is not None}
+    ranked: list[ScoredMemory | RecalledTurn] = sorted(
+        [*hits, *turns], key=lambda item: -item.score)
+    memories: list[ScoredMemory] = []
+    recalled: list[RecalledTurn] = []
+    spent = 0
+    for item in ranked:
+        if isinstance(item, ScoredMemory):
+            memory = item.memory
+            if memory.id in present or memory.source_message_id in said:
+                continue
+            cost = count(fact_line(memory))
+        else:
+            if item.message_id in said:
+                continue
+            cost = count(turn_line(item))
+        if spent + cost > budget:
+            continue
+        spent += cost
+        if isinstance(item, ScoredMemory):
+            memories.append(item)
+            present.add(item.memory.id)
+            if item.memory.source_message_id is not None:
+                said.add(item.memory.source_message_id)
+        else:
+            recalled.append(item)
+            said.add(item.message_id)
+    return Packed(memories, recalled, spent)
