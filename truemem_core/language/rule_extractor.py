@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from truemem_core.language import offload
 from truemem_core.language import patterns_en as en
 from truemem_core.language import patterns_es as es
 from truemem_core.language.perspective import (
@@ -83,7 +84,15 @@ _APPOSITION = re.compile(r"\b((?i:i\s*'?m|i\s+am))\s+([A-Z][\w'-]+)\s*,\s+((?i:a
 
 
 def extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
-    """Like :func:`extract_facts`, each fact paired with its category ("job", "pets"…)."""
+    """Like :func:`extract_facts`, each fact paired with its category ("job", "pets"…).
+
+    A message over ``offload.OFFLOAD_CHARS`` is read in a helper process (the rules
+    are pure Python: a thread reading it would hold the GIL other users' calls need).
+    """
+    return offload.run(_extract_labelled, user_message, size=len(user_message))
+
+
+def _extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
     found: list[tuple[str, CandidateFact]] = []
     seen: set[str] = set()
     text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(user_message))

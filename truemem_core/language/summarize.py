@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from truemem_core.language import offload
 from truemem_core.language.rule_extractor import extract_facts
 from truemem_core.language.text import normalise, split_sentences, words
 
@@ -63,6 +64,15 @@ def summarize_extractive(
     """
     if max_sentences < 1:
         raise ValueError("max_sentences must be at least 1")
+    size = len(previous_summary or "") + sum(len(content) for _, content in messages)
+    # Long texts are read in a helper process: see ``offload`` (pure Python holds the GIL).
+    return offload.run(_summarize, previous_summary, [(r, c) for r, c in messages],
+                       max_sentences, size=size)
+
+
+def _summarize(
+    previous_summary: str | None, messages: list[tuple[str, str]], max_sentences: int
+) -> str:
     previous = _previous(previous_summary)
     seen = {_key(c.text) for c in previous}
     fresh: list[_Candidate] = []

@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from truemem_core.language import offload
 from truemem_core.language.perspective import Lang, is_first_person_verb, third_person
 from truemem_core.language.text import fold, normalise, sentence_spans, strip_edges
 from truemem_core.language.types import CandidateFact
@@ -142,10 +143,21 @@ def detect_explicit(message: str) -> list[CandidateFact]:
     ``MAX_FACT_CHARS`` (a pasted document is not a fact to remember). In a message
     longer than ``2 * EDGE_CHARS`` only its start and its end are read: that is where
     a request stands around a pasted text, and the work stays small.
+
+    A message over ``offload.OFFLOAD_CHARS`` is read in a helper process: the work
+    is pure Python, and a thread doing it would hold the GIL that other users' calls need.
     """
-    if len(message) > 2 * EDGE_CHARS:
-        return _unique_facts([*detect_explicit(message[:EDGE_CHARS]),
-                              *detect_explicit(message[-EDGE_CHARS:])])
+    if len(message) <= 2 * EDGE_CHARS:
+        return offload.run(_detect, message, size=len(message))
+    return offload.run(_detect_edges, message[:EDGE_CHARS], message[-EDGE_CHARS:],
+                       size=2 * EDGE_CHARS)
+
+
+def _detect_edges(head: str, tail: str) -> list[CandidateFact]:
+    return _unique_facts([*_detect(head), *_detect(tail)])
+
+
+def _detect(message: str) -> list[CandidateFact]:
     if not _KEYWORD.search(message):
         return []  # the common case on the request path: no trigger word at all
     text = normalise(message)
