@@ -17,10 +17,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+import numpy as np
+
 from truemem_core._validation import check_id, check_text
 from truemem_core.conversation import sessions
 from truemem_core.conversation.packing import pack
-from truemem_core.embeddings import TokenCounter
+from truemem_core.embeddings import TokenCounter, Vector
 from truemem_core.errors import InvalidInputError
 from truemem_core.language import detect_explicit
 from truemem_core.memory import reads
@@ -126,13 +128,23 @@ class Conversation:
     async def _retrieve(
         self, user: str, session: str, text: str, timings: _Timings
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
-        vector = (await timings.time("embed", self.memories.embed([text])))[0]
-        hits, recalled = await _together(
-            timings.time("search", self.memories.search(user, text, vector=vector)),
-            timings.time("recall", self._recall(user, session, text, vector)))
+        # Both searches run their lexical channels while the message is embedded.
+        vector = asyncio.ensure_future(self._embed(text, timings))
+        try:
+            hits, recalled = await _together(
+                timings.time("search", self.memories.search(user, text, vector=vector)),
+                timings.time("recall", self._recall(user, session, text, vector)))
+        finally:
+            await asyncio.gather(vector, return_exceptions=True)  # never left running
         return hits, recalled
 
-    async def _recall(self, user: str, session: str, text: str, vector: Any) -> list[RecalledTurn]:
+    async def _embed(self, text: str, timings: _Timings) -> Vector:
+        vectors = await timings.time("embed", self.memories.embed([text]))
+        return np.asarray(vectors[0], dtype=np.float32)
+
+    async def _recall(
+        self, user: str, session: str, text: str, vector: Awaitable[Vector]
+    ) -> list[RecalledTurn]:
         async with self.db.transaction(readonly=True) as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
                                 self.settings)

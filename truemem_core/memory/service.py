@@ -10,7 +10,7 @@ exactly like an unknown id.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -188,12 +188,13 @@ class MemoryStore:
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         include_archived: bool = False,
-        vector: Vector | None = None,
+        vector: Vector | Awaitable[Vector] | None = None,
     ) -> list[ScoredMemory]:
         """Hybrid or single-channel top ``k`` (see ``search.hybrid``), each hit explained.
 
         In hybrid and vector mode a user with fewer than k memories gets all of them.
-        ``vector``: the query's embedding, when the caller already has it.
+        ``vector``: the query's embedding, when the caller has it (or will: an awaitable
+        is awaited after the lexical channels have run).
         """
         user = self.check_user(user_id)
         text = check_text(query, "query", self.settings.max_message_chars,

@@ -24,6 +24,9 @@ A single-channel mode returns that channel's top ``k`` with its own scores.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -42,7 +45,7 @@ def channels_for(mode: Mode, settings: Settings) -> list[str]:
     if mode != "hybrid":
         return [mode]
     weights = settings.channel_weights
-    return ["vector", *(name for name in LEXICAL if weights[name] > 0)]
+    return [*(name for name in LEXICAL if weights[name] > 0), "vector"]
 
 
 async def run(
@@ -50,7 +53,7 @@ async def run(
     channels: Channels,
     corpus: Corpus,
     query: str,
-    vector: Vector | None,
+    vector: Vector | Awaitable[Vector] | None,
     *,
     k: int,
     mode: Mode,
@@ -60,9 +63,11 @@ async def run(
     depth = settings.rrf_depth if hybrid else k
     rankings: dict[str, Ranking] = {}
     for channel in channels_for(mode, settings):
-        if channel == "vector":
+        if channel == "vector":  # last: the lexical channels run while the query is embedded
             if vector is None:
                 raise ValueError("the vector channel needs the query's embedding")
+            if inspect.isawaitable(vector):
+                vector = await vector
             rankings[channel] = await channels.nearest(conn, corpus, vector, max(k, depth))
         elif channel == "keyword":
             rankings[channel] = await channels.keyword(
@@ -73,6 +78,7 @@ async def run(
                 threshold=settings.trigram_threshold)
     if not hybrid:
         return single(mode, rankings[mode], limit=k)
+    rankings = {name: rankings[name] for name in ("vector", *LEXICAL) if name in rankings}
     fill = rankings["vector"]
     rankings["vector"] = fill[:depth]
     weights = settings.channel_weights

@@ -1,16 +1,23 @@
 """Conversation recall: the user's past messages, ranked by the same hybrid search
-as memories.
+as memories, less the trigram channel.
 
-Every message of both roles is searchable: by words and fragments as soon as
-it is stored (migration 0008 indexes it), and by meaning once its background
-job has embedded it. The last ``recent_messages`` of the current session are
-left out: the context already carries them verbatim. Earlier messages of that
+Every message of both roles is searchable: by words as soon as it is stored
+(migration 0008 indexes it), and by meaning once its background job has
+embedded it. Messages are long and many, so fuzzy matching every word of them
+(the trigram channel) cost more than all the other channels together; the
+keyword channel takes its weight instead (``weight_keyword + weight_trigram``),
+keeping the lexical share of the vote that memories have. Measured on the first two
+LoCoMo dev conversations this served the same evidence (78.0 % against 78.2 %)
+at a fraction of the cost; a misspelt word finds memories, not past turns.
+
+The last ``recent_messages`` of the current session are left out: the context
+already carries them verbatim. Earlier messages of that
 session, and every other session, are in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -32,13 +39,15 @@ async def recall(
     user_id: str,
     session_id: str,
     query: str,
-    vector: Vector,
+    vector: Vector | Awaitable[Vector],
     settings: Settings,
 ) -> list[RecalledTurn]:
     """The ``recall_k`` past turns that best match ``query``, best first."""
     corpus = past_turns_of(user_id, session_id, settings.recent_messages)
+    lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
+                               weight_trigram=0.0)
     hits = await hybrid.run(conn, channels, corpus, query, vector, k=settings.recall_k,
-                            mode="hybrid", settings=settings)
+                            mode="hybrid", settings=lexical)
     if not hits:
         return []
     rows = {row.id: row for row in await conn.execute(

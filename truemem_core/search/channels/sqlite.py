@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,16 +35,19 @@ from sqlalchemy import (
     Join,
     Select,
     TableClause,
+    bindparam,
     func,
     literal,
     literal_column,
     select,
     table,
+    type_coerce,
     union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import column
 from sqlalchemy.sql.expression import ColumnClause
+from sqlalchemy.types import NullType
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus
@@ -66,14 +70,38 @@ class _Index:
     trigrams: TableClause
     users: TableClause  # each user's rowid slot
 
-    @classmethod
-    def of(cls, corpus: Corpus) -> _Index:
-        name = corpus.table.name
-        key = "memory_id" if corpus.table is memories else "message_id"
-        ids = table(f"{name}_fts_ids", column("rowid"), column(key))
-        return cls(ids, ids.c[key],
-                   table(f"{name}_fts", column("rowid")), table(f"{name}_trgm", column("rowid")),
-                   table(f"{name}_fts_users", column("slot"), column("user_id")))
+    @staticmethod
+    def of(corpus: Corpus) -> _Index:
+        return _index(corpus.table.name)
+
+
+@cache
+def _index(name: str) -> _Index:
+    key = "memory_id" if name == memories.name else "message_id"
+    ids = table(f"{name}_fts_ids", column("rowid"), column(key))
+    return _Index(ids, ids.c[key],
+                  table(f"{name}_fts", column("rowid")), table(f"{name}_trgm", column("rowid")),
+                  table(f"{name}_fts_users", column("slot"), column("user_id")))
+
+
+# The MATCH statements are built once per shape and bound per call (``fts_user``,
+# ``fts_query`` / ``t0``, ``t1``...): building them cost more than running them.
+
+@lru_cache(maxsize=256)
+def _per_term(index: _Index, terms: int) -> CTE:
+    """(term number, FTS rowid) for each of ``terms`` keyword MATCHes (``t0``...)."""
+    return _materialized(union_all(*(
+        select(literal(i).label("term"), index.words.c.rowid)
+        .where(*_matches(index, index.words, f"t{i}")) for i in range(terms))))
+
+
+@cache
+def _fragments(index: _Index, ranked: bool) -> CTE:
+    """FTS rowids matching any trigram fragment (``fts_query``), with their overlap rank."""
+    overlap: ColumnElement[float] = literal_column(f"bm25({index.trigrams.name})")
+    return _materialized(
+        select(index.trigrams.c.rowid, *([overlap.label("overlap")] if ranked else []))
+        .where(*_matches(index, index.trigrams, "fts_query")))
 
 
 class SQLiteChannels:
@@ -81,7 +109,9 @@ class SQLiteChannels:
         self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
     ) -> list[tuple[Any, float]]:
         embedding = corpus.table.c.embedding
-        stmt = select(corpus.table.c.id, embedding).where(*corpus.where, embedding.is_not(None))
+        # raw bytes, decoded in one go below (not one array per row by EmbeddingType)
+        stmt = select(corpus.table.c.id, type_coerce(embedding, NullType).label("embedding")
+                      ).where(*corpus.where, embedding.is_not(None))
         return _top_k((await conn.execute(stmt)).all(), query, k)
 
     async def keyword(
@@ -90,18 +120,15 @@ class SQLiteChannels:
         if not terms:
             return []
         index = _Index.of(corpus)
-        matched = _materialized(union_all(*(
-            select(literal(i).label("term"), index.words.c.rowid)
-            .where(*_matches(index, index.words, [term], corpus.user_id))
-            for i, term in enumerate(terms)
-        )))
+        matched = _per_term(index, len(terms))
         stats = (await conn.execute(
             select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where))).one()
         rows = await conn.execute(
             select(corpus.table.c.id, matched.c.term, corpus.length)
             .select_from(_joined(corpus, index, matched))
-            .where(*corpus.where)
-        )
+            .where(*corpus.where),
+            {"fts_user": corpus.user_id, **{f"t{i}": fts5_or_query([term])
+                                            for i, term in enumerate(terms)}})
         return bm25_rank(rows, documents=stats[0], average_length=stats[1], limit=k)
 
     async def trigram(
@@ -113,23 +140,22 @@ class SQLiteChannels:
         *,
         threshold: float,
     ) -> list[tuple[Any, float]]:
-        if not trigram_query(terms):
+        query = trigram_query(terms)
+        if not query:
             return []
         index = _Index.of(corpus)
+        bound = {"fts_user": corpus.user_id, "fts_query": query}
         documents = (await conn.execute(select(func.count()).where(*corpus.where))).scalar_one()
         limit = max(_CANDIDATES, 10 * k)
-        matched = _materialized(select(index.trigrams.c.rowid)
-                                .where(*_matches(index, index.trigrams, terms, corpus.user_id)))
-        candidates = (await conn.execute(_texts(corpus, index, matched).limit(limit + 1))).all()
+        candidates = (await conn.execute(
+            _texts(corpus, index, _fragments(index, False)).limit(limit + 1), bound)).all()
         if len(candidates) > limit:
             # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
             # each fragment over every user's rows, so it is only paid here.
-            overlap: ColumnElement[float] = literal_column(f"bm25({index.trigrams.name})")
-            ranked = _materialized(
-                select(index.trigrams.c.rowid, overlap.label("overlap"))
-                .where(*_matches(index, index.trigrams, terms, corpus.user_id)))
+            ranked = _fragments(index, True)
             candidates = (await conn.execute(
-                _texts(corpus, index, ranked).order_by(ranked.c.overlap).limit(limit))).all()
+                _texts(corpus, index, ranked).order_by(ranked.c.overlap).limit(limit),
+                bound)).all()
         matcher = TrigramMatcher(terms)
         hits = [
             (row.id, i, similarity)
@@ -140,15 +166,12 @@ class SQLiteChannels:
         return idf_rank(hits, documents=int(documents), limit=k)
 
 
-def _matches(
-    index: _Index, fts: TableClause, terms: Sequence[str], user_id: str
-) -> list[ColumnElement[bool]]:
-    """The MATCH, within the user's rowid range (migration 0005): FTS5 seeks every
-    doclist to the range instead of walking all users' rows."""
-    query = trigram_query(terms) if fts is index.trigrams else fts5_or_query(terms)
+def _matches(index: _Index, fts: TableClause, query: str) -> list[ColumnElement[bool]]:
+    """MATCH the bound ``query``, within the user's rowid range (migration 0005): FTS5
+    seeks every doclist to the range instead of walking all users' rows."""
     first = (select(index.users.c.slot.op("<<", return_type=Integer)(_SLOT_BITS))
-             .where(index.users.c.user_id == user_id).scalar_subquery())
-    return [literal_column(fts.name).op("MATCH", return_type=Boolean)(query),
+             .where(index.users.c.user_id == bindparam("fts_user")).scalar_subquery())
+    return [literal_column(fts.name).op("MATCH", return_type=Boolean)(bindparam(query)),
             fts.c.rowid.between(first, first + (1 << _SLOT_BITS) - 1)]
 
 
@@ -169,8 +192,9 @@ def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:
 
 
 def _top_k(rows: Sequence[Any], query: Vector, k: int) -> list[tuple[Any, float]]:
-    """Exact cosine top-k over (id, normalised embedding) rows, best first."""
+    """Exact cosine top-k over (id, normalised embedding as float32 bytes) rows, best first."""
     if not rows:
         return []
-    scores = np.stack([row.embedding for row in rows]) @ np.asarray(query, dtype=np.float32)
+    vectors = np.frombuffer(b"".join(row.embedding for row in rows), dtype=np.float32)
+    scores = vectors.reshape(len(rows), -1) @ np.asarray(query, dtype=np.float32)
     return [(rows[i].id, float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]

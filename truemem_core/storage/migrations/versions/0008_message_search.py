@@ -1,16 +1,17 @@
-"""Past messages are searchable by words and fragments, as memories are.
+"""Past messages are searchable by their words, as memories are.
 
-Conversation recall (``search.turns``) ranks a user's past messages with the
-same channels as memories, so messages get the same full-text indexing:
+Conversation recall (``search.recall``) ranks a user's past messages with the
+memories' channels less the trigram one, so messages get the same full-text
+indexing:
 
 PostgreSQL: ``messages.search_vector``, a stored generated ``tsvector`` of the
 content (English and Spanish, as ``memories.search_vector``). No GIN index, for
 the reason of 0006: the channels scan one user's rows through the
 ``(user_id, session_id, id)`` index, and a GIN scan would walk every user's
-matches. The trigram channel needs nothing new (``pg_trgm`` is there since 0002).
+matches.
 
-SQLite: contentless FTS5 tables ``messages_fts`` (porter) and ``messages_trgm``
-(trigram), numbered by user as 0005 numbers the memories' rows: a user's
+SQLite: a contentless FTS5 table ``messages_fts`` (porter), numbered by user as
+0005 numbers the memories' rows: a user's
 ``messages_fts_users.slot << 32`` onwards, kept in ``messages_fts_ids``. A
 message's content never changes, so triggers index on insert and forget on
 delete only; a user's slot goes with their last message. Existing messages are
@@ -36,7 +37,7 @@ _POSTGRES_UP = [
 ]
 _POSTGRES_DOWN = ["ALTER TABLE messages DROP COLUMN IF EXISTS search_vector"]
 
-_TABLES = ("messages_fts", "messages_trgm")
+_TABLES = ("messages_fts",)
 _SLOT = "(slot << 32)"
 _LAST = f"{_SLOT} + 4294967295"
 
@@ -67,8 +68,6 @@ _SQLITE_UP = [  # rebuilds from scratch when run again on its own layout
            rowid INTEGER PRIMARY KEY, message_id INTEGER NOT NULL UNIQUE)""",
     """CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
            text, content='', tokenize='porter unicode61 remove_diacritics 2')""",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS messages_trgm USING fts5(
-           text, content='', tokenize='trigram')""",
     "DELETE FROM messages_fts_users",
     "DELETE FROM messages_fts_ids",
     "INSERT INTO messages_fts_users(user_id) SELECT DISTINCT user_id FROM messages",
