@@ -72,6 +72,8 @@ class Settings:
     context_token_budget: int = 1500
     """Tokens of retrieved facts and recalled turns in a context, packed best first
     (explicit and critical memories come on top of it)."""
+    recall_turn_tokens: int = 150
+    """Longest a recalled turn may be in the context: a longer one is cut there ("…")."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
@@ -96,7 +98,7 @@ class Settings:
         if not 0.0 < self.dedup_threshold <= 1.0:
             raise InvalidInputError("dedup_threshold must be in (0, 1]")
         for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars",
-                     "recall_k"):
+                     "recall_k", "recall_turn_tokens"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
         if self.critical_limit < 0 or self.context_token_budget < 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from truemem_core.conversation.packing import pack
+from truemem_core.conversation.packing import excerpt, pack
 from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
 
 NOW = datetime(2024, 3, 8, tzinfo=UTC)
@@ -28,7 +28,7 @@ def words(text: str) -> int:
 def test_best_first_and_what_does_not_fit_is_skipped() -> None:
     hits = [fact("a", "one two three four five six", 0.9), fact("b", "one", 0.5)]
     turns = [turn(1, "x " * 20, 0.8), turn(2, "short", 0.1)]
-    packed = pack(hits, turns, always=[], budget=13, count=words)
+    packed = pack(hits, turns, always=[], budget=13, turn_tokens=100, count=words)
     assert [h.memory.id for h in packed.memories] == ["a", "b"]  # the long turn is skipped
     assert [t.message_id for t in packed.recalled] == [2]
     assert packed.spent == sum(words(fact_line(h.memory)) for h in packed.memories) + sum(
@@ -37,16 +37,29 @@ def test_best_first_and_what_does_not_fit_is_skipped() -> None:
 
 def test_a_fact_and_its_source_turn_are_not_both_spent() -> None:
     first = pack([fact("a", "likes tea", 0.9, source=7)], [turn(7, "I like tea", 0.5)],
-                 always=[], budget=100, count=words)
+                 always=[], budget=100, turn_tokens=100, count=words)
     assert [h.memory.id for h in first.memories] == ["a"] and first.recalled == []
     second = pack([fact("a", "likes tea", 0.4, source=7)], [turn(7, "I like tea", 0.5)],
-                  always=[], budget=100, count=words)
+                  always=[], budget=100, turn_tokens=100, count=words)
     assert second.memories == [] and [t.message_id for t in second.recalled] == [7]
 
 
 def test_standing_memories_are_free_and_cover_their_source_turn() -> None:
     allergy = fact("c", "allergic to peanuts", 0.9, source=3)
     packed = pack([allergy, fact("d", "lives in Lisbon", 0.2)], [turn(3, "peanuts!", 0.7)],
-                  always=[allergy.memory], budget=100, count=words)
+                  always=[allergy.memory], budget=100, turn_tokens=100, count=words)
     assert [h.memory.id for h in packed.memories] == ["d"] and packed.recalled == []
-    assert pack([allergy], [], always=[], budget=0, count=words).memories == []
+    assert pack([allergy], [], always=[], budget=0, turn_tokens=100, count=words).memories == []
+
+
+def test_a_long_turn_is_cut_at_a_word_so_that_more_turns_fit() -> None:
+    essay = turn(1, " ".join(f"word{n}" for n in range(300)), 0.9)
+    short = turn(2, "the answer is 42", 0.5)
+    packed = pack([], [essay, short], always=[], budget=60, turn_tokens=40, count=words)
+    assert [t.message_id for t in packed.recalled] == [1, 2]
+    cut = packed.recalled[0]
+    assert cut.content.endswith(" …") and cut.tokens == words(cut.content) <= 40
+    assert essay.content.startswith(cut.content.removesuffix(" …"))
+    assert excerpt(short, 40, words) is short
+    blob = turn(3, "x" * 5000, 0.1)  # one huge "word": cut by characters
+    assert len(excerpt(blob, 10, lambda text: len(text) // 100).content) <= 1100

@@ -7,10 +7,16 @@ does not fit is skipped and smaller ones after it may still fit. A fact and
 the turn it was extracted from say the same thing, so whichever ranks first is
 served and the other is not spent. Explicit and critical memories are in every
 context whatever the budget; they only mark their source turns as said.
+
+A long turn (an assistant's essay, a pasted document) would spend the budget of
+several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
+facts people ask about are stated early, and a question over several sessions
+needs turns from each of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +36,7 @@ def pack(
     *,
     always: Iterable[Memory],
     budget: int,
+    turn_tokens: int,
     count: Callable[[str], int],
 ) -> Packed:
     """The best facts and turns that fit ``budget`` tokens, each list best first."""
@@ -49,6 +56,7 @@ def pack(
         else:
             if item.message_id in said:
                 continue
+            item = excerpt(item, turn_tokens, count)
             cost = count(turn_line(item))
         if spent + cost > budget:
             continue
@@ -62,3 +70,18 @@ def pack(
             recalled.append(item)
             said.add(item.message_id)
     return Packed(memories, recalled, spent)
+
+
+def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:
+    """``turn`` with its content cut to at most ``most`` tokens, at a word, ending in "…"."""
+    if turn.tokens <= most and count(turn.content) <= most:
+        return turn
+    text = turn.content
+    size = len(text) * most // max(turn.tokens, count(text), 1)
+    while size > 1 and count(text[:size] + " …") > most:
+        size = size * 9 // 10
+    cut = text[:size].rstrip()
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")].rstrip()  # at a word: fewer tokens, never more
+    cut += " …"
+    return dataclasses.replace(turn, content=cut, tokens=count(cut))

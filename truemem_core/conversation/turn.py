@@ -120,7 +120,8 @@ class Conversation:
         """``found`` with its retrieved facts and turns packed into the budget, and the
         token count of the whole context."""
         packed = pack(found.memories, found.recalled, always=[*found.explicit, *found.critical],
-                      budget=self.settings.context_token_budget, count=self.tokens.count)
+                      budget=self.settings.context_token_budget,
+                      turn_tokens=self.settings.recall_turn_tokens, count=self.tokens.count)
         context = dataclasses.replace(found, memories=packed.memories, recalled=packed.recalled,
                                       budget_spent=packed.spent)
         return context, sum(self.tokens.count(m["content"]) for m in context.to_messages())
