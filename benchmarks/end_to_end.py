@@ -4,8 +4,9 @@
 product does something else: it stores the *facts extracted* from the user's
 messages as memories, ranks them and the user's past messages with the hybrid
 search, and packs the best of both into ``context_token_budget`` tokens. This
-benchmark runs the path a user runs, through the public API, on a real store (a temporary SQLite
-file per run, or ``--database-url``), with the default local embedder and the
+benchmark runs the path a user runs, through the public API, on a real store (a
+temporary SQLite file per run, ``--postgres`` for a throw-away PostgreSQL, or
+``--database-url``), with the default local embedder and the
 built-in rule-based extraction:
 
 * LoCoMo (``locomo_dev.json``): one TrueMem user per conversation. Each session is
@@ -47,11 +48,13 @@ The script has no randomness of its own (fixed user and session ids, bulk ids fr
 
     .venv/bin/python benchmarks/end_to_end.py --json e2e.json
     .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2 --set recall_k=30
+    .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 1 --postgres
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import tempfile
@@ -81,6 +84,7 @@ from _common import (
     machine_info,
     ndcg,
     parse_overrides,
+    postgres_url,
     progress,
 )
 from sqlalchemy import func, select
@@ -494,8 +498,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     info = machine_info()
     embedder = default_embedder(Settings().embedding_threads)
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = args.database_url or str(Path(tmp) / "end_to_end.db")
+    with contextlib.ExitStack() as stack:
+        if args.postgres:
+            url = stack.enter_context(postgres_url(args.database_url))
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            url = args.database_url or str(Path(tmp) / "end_to_end.db")
         # a shared store may hold an earlier run: its users get a fresh prefix
         tag = f"{uuid.uuid4().hex[:8]}-" if args.database_url else ""
         bench = Bench(url, embedder, tag, Settings(**parse_overrides(args.set)))
@@ -534,6 +542,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a quick run: the first N conversations / eligible questions "
                         "(questions interleaved by type)")
     parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="PostgreSQL: --database-url, or a throw-away server")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override a Settings field (both served rows), e.g. recall_k=30")
     args = parser.parse_args(argv)
