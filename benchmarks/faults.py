@@ -12,13 +12,16 @@ failed erasures, errors by type, untyped exceptions (not a TrueMemError), and
 internals in messages (SQL, driver names, paths, input text); then another
 user's ``list_memories`` p50/p99 idle and while a 100,000-character message
 goes through ``get_context`` and ``record`` in a loop (target: p99 within 3x
-idle); ``--only latency --repeat 5`` runs that probe alone, five times a backend.
+idle), and meanwhile how late a 1 ms sleep wakes in this process and in another
+(the difference is waiting for the GIL; both include the machine's load);
+``--only latency --repeat 5`` runs that probe alone, five times a backend.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -364,13 +367,58 @@ class Probe:
     contexts: int  # hostile get_context calls during the busy probe
     records: int  # hostile record calls (each queues extraction and summary jobs)
     load: float  # 1-minute load average when the probe started
+    late_here: list[float]  # how late a 1 ms sleep woke (ms), in a thread of this process
+    late_apart: list[float]  # the same in a separate process, at the same time
 
     @property
     def ratio(self) -> float:
         return percentile(self.busy, 0.99) / percentile(self.idle, 0.99)
 
 
-def latency(url: str, samples: int) -> Probe:
+SLEEPER = """
+import json, sys, threading, time
+late, stop = [], threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+while not stop.is_set():
+    began = time.perf_counter()
+    time.sleep(0.001)
+    late.append((time.perf_counter() - began - 0.001) * 1000)
+print(json.dumps(late))
+"""
+
+
+class Sleepers:
+    """1 ms sleeps in a thread of this process and in a separate process, side by side.
+
+    Both wake late when the cores are busy; only the one here also waits for the GIL,
+    so the difference is what this process's own threads cost another thread of it.
+    """
+
+    def __enter__(self) -> Sleepers:
+        self.apart = subprocess.Popen([sys.executable, "-c", SLEEPER], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        self.stop = threading.Event()
+        self.here: list[float] = []
+        self.there: list[float] = []
+        self.thread = threading.Thread(target=self.sleep, daemon=True)
+        self.thread.start()
+        return self
+
+    def sleep(self) -> None:
+        while not self.stop.is_set():
+            began = time.perf_counter()
+            time.sleep(0.001)
+            self.here.append((time.perf_counter() - began - 0.001) * 1000)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        out, _ = self.apart.communicate("", timeout=60)
+        self.there = json.loads(out)
+
+
+def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context", "record")
+            ) -> Probe:
     """Another user's list_memories while a 100,000-character message goes, again and
     again, through get_context and record (whose jobs run in this process)."""
     load = os.getloadavg()[0]
@@ -394,20 +442,22 @@ def latency(url: str, samples: int) -> Probe:
 
         def flood() -> None:
             while not done.is_set() and calls.total() < 10_000:
-                memory.get_context("mallory", "s", message)
-                calls["get_context"] += 1
-                if done.is_set():
-                    break
-                memory.record("mallory", "s", message, "Noted.")
-                calls["record"] += 1
+                for call in flood_with:
+                    if call == "get_context":
+                        memory.get_context("mallory", "s", message)
+                    else:
+                        memory.record("mallory", "s", message, "Noted.")
+                    calls[call] += 1
 
         thread = threading.Thread(target=flood, daemon=True)
         thread.start()
         time.sleep(0.2)
-        busy = probe()
+        with Sleepers() as sleepers:
+            busy = probe()
         done.set()
         thread.join(120)
-    return Probe(idle, busy, calls["get_context"], calls["record"], load)
+    return Probe(idle, busy, calls["get_context"], calls["record"], load,
+                 sleepers.here, sleepers.there)
 
 
 # -- main ------------------------------------------------------------------------------
@@ -424,6 +474,8 @@ def main() -> None:
                         help="run the counted scenarios or the latency probe alone")
     parser.add_argument("--repeat", type=int, default=1,
                         help="latency probes per backend, each on a fresh store")
+    parser.add_argument("--flood", default="get_context,record",
+                        help="the calls that carry the hostile message in the latency probe")
     args = parser.parse_args()
     rows: list[Row] = []
     probes: dict[str, list[Probe]] = {}
@@ -438,8 +490,9 @@ def main() -> None:
                 if args.only != "latency":
                     rows += scenarios(stores, backend, args, workdir)
                 if args.only != "scenarios":
-                    probes[backend] = [latency(stores.new(), args.samples)
-                                       for _ in range(args.repeat)]
+                    probes[backend] = [
+                        latency(stores.new(), args.samples, tuple(args.flood.split(",")))
+                        for _ in range(args.repeat)]
                 print(f"{backend}: done", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -474,7 +527,9 @@ def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
                   f"{statistics.median(p.idle):.1f} ms p99 {percentile(p.idle, 0.99):.1f} ms | "
                   f"during {p.contexts} hostile 100,000-char get_context + {p.records} record: "
                   f"p50 {statistics.median(p.busy):.1f} ms p99 {percentile(p.busy, 0.99):.1f} ms "
-                  f"= {p.ratio:.1f}x idle (target p99 <= 3x idle: {verdict})")
+                  f"= {p.ratio:.1f}x idle (target p99 <= 3x idle: {verdict}); a 1 ms sleep "
+                  f"woke late by p99 {percentile(p.late_here, 0.99):.1f} ms in this process, "
+                  f"{percentile(p.late_apart, 0.99):.1f} ms in another")
         if len(runs) > 1:
             ratios = sorted(p.ratio for p in runs)
             print(f"latency {backend}: {len(runs)} probes, p99 busy/idle from {ratios[0]:.1f}x "
