@@ -369,6 +369,7 @@ class Probe:
     load: float  # 1-minute load average when the probe started
     late_here: list[float]  # how late a 1 ms sleep woke (ms), in a thread of this process
     late_apart: list[float]  # the same in a separate process, at the same time
+    apart: bool = False  # the flood came from a separate process
 
     @property
     def ratio(self) -> float:
@@ -417,10 +418,32 @@ class Sleepers:
         self.there = json.loads(out)
 
 
-def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context", "record")
-            ) -> Probe:
+FLOODER = """
+import json, sys, threading
+from truemem_core import Settings, TrueMem
+url, calls = sys.argv[1], sys.argv[2].split(",")
+message = ("remember that " * 7200)[:Settings().max_message_chars]
+done, count = threading.Event(), {call: 0 for call in calls}
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+with TrueMem(url) as memory:
+    memory.get_context("mallory", "s", "hello")
+    print("ready", flush=True)
+    while not done.is_set():
+        for call in calls:
+            if call == "get_context":
+                memory.get_context("mallory", "s", message)
+            else:
+                memory.record("mallory", "s", message, "Noted.")
+            count[call] += 1
+    print(json.dumps(count), flush=True)
+"""
+
+
+def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context", "record"),
+            *, apart: bool = False) -> Probe:
     """Another user's list_memories while a 100,000-character message goes, again and
-    again, through get_context and record (whose jobs run in this process)."""
+    again, through get_context and record (whose jobs run in the flooding process): on
+    the same TrueMem, or (``apart``) from a TrueMem in a separate process."""
     load = os.getloadavg()[0]
     with TrueMem(url, settings=Settings()) as memory:
         for n in range(20):
@@ -449,15 +472,27 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
                         memory.record("mallory", "s", message, "Noted.")
                     calls[call] += 1
 
-        thread = threading.Thread(target=flood, daemon=True)
-        thread.start()
+        if apart:
+            flooder = subprocess.Popen(
+                [sys.executable, "-c", FLOODER, url, ",".join(flood_with)], text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+            assert flooder.stdout is not None
+            flooder.stdout.readline()  # "ready": its store is open
+        else:
+            thread = threading.Thread(target=flood, daemon=True)
+            thread.start()
         time.sleep(0.2)
         with Sleepers() as sleepers:
             busy = probe()
-        done.set()
-        thread.join(120)
+        if apart:
+            out, _ = flooder.communicate("", timeout=300)
+            calls.update(json.loads(out.splitlines()[-1]))
+        else:
+            done.set()
+            thread.join(120)
     return Probe(idle, busy, calls["get_context"], calls["record"], load,
-                 sleepers.here, sleepers.there)
+                 sleepers.here, sleepers.there, apart)
 
 
 # -- main ------------------------------------------------------------------------------
@@ -476,6 +511,9 @@ def main() -> None:
                         help="latency probes per backend, each on a fresh store")
     parser.add_argument("--flood", default="get_context,record",
                         help="the calls that carry the hostile message in the latency probe")
+    parser.add_argument("--flood-apart", action="store_true",
+                        help="flood from a TrueMem in a separate process (a control: the "
+                             "same load on the machine, nothing shared but the database)")
     args = parser.parse_args()
     rows: list[Row] = []
     probes: dict[str, list[Probe]] = {}
@@ -491,7 +529,8 @@ def main() -> None:
                     rows += scenarios(stores, backend, args, workdir)
                 if args.only != "scenarios":
                     probes[backend] = [
-                        latency(stores.new(), args.samples, tuple(args.flood.split(",")))
+                        latency(stores.new(), args.samples, tuple(args.flood.split(",")),
+                                apart=args.flood_apart)
                         for _ in range(args.repeat)]
                 print(f"{backend}: done", file=sys.stderr, flush=True)
     finally:
@@ -525,7 +564,8 @@ def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
             verdict = "ok" if p.ratio <= 3 else "OVER TARGET"
             print(f"latency {backend} (load {p.load:.2f}): other user's list_memories idle p50 "
                   f"{statistics.median(p.idle):.1f} ms p99 {percentile(p.idle, 0.99):.1f} ms | "
-                  f"during {p.contexts} hostile 100,000-char get_context + {p.records} record: "
+                  f"during {p.contexts} hostile 100,000-char get_context + {p.records} record"
+                  f"{' from another process' if p.apart else ''}: "
                   f"p50 {statistics.median(p.busy):.1f} ms p99 {percentile(p.busy, 0.99):.1f} ms "
                   f"= {p.ratio:.1f}x idle (target p99 <= 3x idle: {verdict}); a 1 ms sleep "
                   f"woke late by p99 {percentile(p.late_here, 0.99):.1f} ms in this process, "
