@@ -7,6 +7,7 @@ checking the embedder), the job queue on the first job.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from truemem_core.jobs.broker import check_redis_url
 from truemem_core.jobs.dispatcher import Dispatcher
 from truemem_core.jobs.handlers import Handlers
 from truemem_core.jobs.runner import JobRunner
-from truemem_core.language import LLM
+from truemem_core.language import LLM, offload
 from truemem_core.memory.service import MemoryStore
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database, resolve_url
@@ -51,6 +52,7 @@ class Core:
         self.jobs = Dispatcher(self.db, self.settings, self.redis_url, self.runner.run, loop.run)
         self.conversation = Conversation(
             self.db, self.memories, self.tokens, self.settings, on_queued=self.jobs.enqueue)
+        offload.hold()  # the text helper process lives while a store is open
 
     async def drain(self, timeout: float) -> None:
         """Wait for the request path's background writes, then for this instance's jobs."""
@@ -68,6 +70,9 @@ class Core:
         return count
 
     async def close(self) -> None:
-        await self.jobs.close()
-        await self.conversation.settle()
-        await self.db.close()
+        try:
+            await self.jobs.close()
+            await self.conversation.settle()
+            await self.db.close()
+        finally:
+            await asyncio.to_thread(offload.release)

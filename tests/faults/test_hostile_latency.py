@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -197,3 +198,48 @@ def test_the_embedder_tokenizes_the_head_of_a_long_text_and_gets_the_same_tokens
     vectors = embedder.embed([HOSTILE])
     monkeypatch.undo()
     assert vectors.shape == (1, embedder.dimension)
+
+
+def test_closing_the_last_store_ends_the_helper(store_url: str) -> None:
+    offload.shutdown()
+    with TrueMem(store_url) as first:
+        with TrueMem(store_url) as second:
+            second.get_context("mallory", "s", PASTED * 8)
+            helper = offload.helper_pid()
+            assert helper is not None
+        assert offload.helper_pid() == helper  # ``first`` is still open
+        first.list_memories("mallory")
+    assert offload.helper_pid() is None
+
+
+def priority(thread_or_process: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, thread_or_process)
+
+
+def test_the_helper_runs_below_the_callers_priority() -> None:
+    detect_explicit(PASTED)
+    helper = offload.helper_pid()
+    assert helper is not None
+    assert priority(helper) > priority(0)
+
+
+def test_embeddings_run_below_the_priority_of_the_loop_that_serves_calls(
+    store_url: str,
+) -> None:
+    embedder = default_embedder()
+    seen: list[tuple[str, int]] = []
+
+    class Watching:
+        model_name, dimension = embedder.model_name, embedder.dimension
+
+        def embed(self, texts: Any) -> Any:
+            seen.append((threading.current_thread().name,
+                         priority(threading.get_native_id())))
+            return embedder.embed(texts)
+
+    with TrueMem(store_url, embedder=Watching()) as memory:
+        memory.add_memory("ana", "Ana is allergic to peanuts")
+        memory.get_context("ana", "s", "what am I allergic to?")
+    # the loop's thread was started from this one, at this one's priority
+    assert seen and all(name.startswith("truemem-embed") for name, _ in seen)
+    assert all(nice > priority(0) for _, nice in seen)

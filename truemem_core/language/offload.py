@@ -47,10 +47,13 @@ OFFLOAD_CHARS = 1_000  # up to this many characters a text is read in the caller
 RETRY_AFTER_S = 30.0  # after a failed start, texts are read in place this long
 _PACKAGE = Path(__file__).resolve().parent.parent  # truemem_core/, imported without __init__
 # The child: the package as a bare namespace (its __init__ imports all of TrueMem),
-# answers on a copy of stdout, anything printed goes to stderr, Ctrl-C is the parent's.
+# answers on a copy of stdout, anything printed goes to stderr, Ctrl-C is the parent's,
+# and it runs below the parent's priority, as the embedder's threads do.
 _BOOT = """\
-import os, signal, sys, types
+import contextlib, os, signal, sys, types
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+with contextlib.suppress(OSError):
+    os.nice(10)  # its work is a long text's; the parent's serving threads come first
 package = types.ModuleType("truemem_core")
 package.__path__ = [sys.argv[1]]
 sys.modules["truemem_core"] = package

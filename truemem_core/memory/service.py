@@ -9,7 +9,6 @@ exactly like an unknown id.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
@@ -24,7 +23,7 @@ from truemem_core._validation import (
     check_source,
     check_text,
 )
-from truemem_core.embeddings import Embedder, Vector, normalize
+from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
 from truemem_core.language.classify import classify_kind
 from truemem_core.memory import edit, maintenance, reads, write
@@ -48,10 +47,10 @@ class MemoryStore:
         return check_id(user_id, "user_id", self.settings.max_id_chars)
 
     async def embed(self, texts: Sequence[str]) -> Vector:
-        """Embed off the event loop (the model is CPU-bound and releases the GIL)."""
+        """Embed off the event loop, below its priority (``embeddings/compute.py``)."""
         if not texts:
             return np.empty((0, self.embedder.dimension), dtype=np.float32)
-        return normalize(await asyncio.to_thread(self.embedder.embed, list(texts)))
+        return normalize(await compute.run(self.embedder.embed, list(texts)))
 
     async def candidate(
         self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,

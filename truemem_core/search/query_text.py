@@ -55,6 +55,8 @@ MAX_QUERY_CHARS = 4000  # read for terms: a longer message is a document, not a 
 
 def fold(text: str) -> str:
     """Lower-case and strip diacritics ("Alérgica" -> "alergica")."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -85,6 +87,8 @@ def keyword_terms(query: str) -> list[str]:
     (phrases are rare, so their IDF is high).
     """
     terms = significant_terms(query)
+    if len(terms) >= MAX_TERMS:  # the phrases would be cut off anyway
+        return terms
     sequence = [_bare(w) for w in words(query[:MAX_QUERY_CHARS])]
     phrases = [
         f"{a} {b}" for a, b in itertools.pairwise(sequence)
@@ -97,6 +101,7 @@ def _bare(word: str) -> str:
     return word[:-2] if word.endswith("'s") and len(word) > 3 else word
 
 
+@lru_cache(maxsize=8192)  # a query's words repeat, and so do the users' vocabularies
 def _significant(word: str) -> bool:
     return len(word) > 1 and fold(word) not in STOPWORDS
 
