@@ -15,6 +15,11 @@ import truemem_core
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "truemem_core"
 ADAPTERS = ROOT / "truemem_integrations"
+SERVER = ROOT / "truemem_server"
+# What the service may use besides the public API: the store it shares (its key table,
+# the migration check of /readyz) and the records' Literal types.
+SERVER_INTERNALS = {"truemem_core.storage.database", "truemem_core.storage.schema",
+                    "truemem_core.records"}
 
 # Each unit of the core and its layer: a unit may import its own modules and lower layers.
 LAYERS: dict[str, int] = {
@@ -129,6 +134,26 @@ def test_adapters_use_only_the_public_api() -> None:
     assert not private, "adapters import internals:\n" + "\n".join(private)
 
 
+def test_the_core_never_imports_the_server() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+             for path in _modules(CORE) for line, module, _ in _imports(path)
+             if module.split(".")[0] == "truemem_server"]
+    assert not found, "\n".join(found)
+
+
+def test_the_server_uses_the_public_api_and_the_shared_store() -> None:
+    private = []
+    for path in _modules(SERVER):
+        for line, module, imported in _imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if module.startswith("truemem_core.") and module not in SERVER_INTERNALS:
+                private.append(f"{where} imports {module}")
+            elif module == "truemem_core":
+                private += [f"{where} imports {name}" for name in imported
+                            if name not in truemem_core.__all__]
+    assert not private, "the server imports internals:\n" + "\n".join(private)
+
+
 def test_the_core_imports_no_framework() -> None:
     found = [f"{path.relative_to(ROOT)}:{line} imports {module}"
              for path in _modules(CORE) for line, module, _ in _imports(path)
@@ -137,14 +162,15 @@ def test_the_core_imports_no_framework() -> None:
 
 
 def test_every_module_says_its_job() -> None:
-    silent = [str(path.relative_to(ROOT)) for root in (CORE, ADAPTERS) for path in _modules(root)
+    silent = [str(path.relative_to(ROOT)) for root in (CORE, ADAPTERS, SERVER)
+              for path in _modules(root)
               if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))]
     assert not silent, "modules without a docstring: " + ", ".join(silent)
 
 
 def test_no_class_or_function_outgrows_a_reader() -> None:
     long = []
-    for root in (CORE, ADAPTERS):
+    for root in (CORE, ADAPTERS, SERVER):
         for path in _modules(root):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.ClassDef):

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -574,7 +575,15 @@ def build_parser() -> argparse.ArgumentParser:
         "maintain", help="recompute scores and lifecycle states now, then prune")
     maintain.add_argument("--user", required=True, action="append",
                           help="the user's id (repeat for several users)")
+    _add_plugins(commands)
     return parser
+
+
+def _add_plugins(commands: Any) -> None:
+    """Commands of other packages, each a 'truemem.cli' entry point ``register(commands)``
+    that sets ``run`` (args -> exit code) on its parsers: serve, keys, mcp (truemem_server)."""
+    for entry in sorted(entry_points(group="truemem.cli"), key=lambda e: e.name):
+        entry.load()(commands)
 
 
 # -- main -------------------------------------------------------------------------------
@@ -588,6 +597,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, TrueMem], None]] = {
 
 
 def _run(args: argparse.Namespace) -> int:
+    if hasattr(args, "run"):  # a plugin's command
+        return int(args.run(args))
     if args.command == "demo":
         return _demo(args)
     if args.command == "worker":

@@ -221,3 +221,18 @@ jobs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_jobs_status_created", "status", "created_at"),
 )
+
+# Keys of the HTTP service (truemem_server): hashes only, never the key (0009).
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("secret_hash", String(64), nullable=False),
+    Column("tenant", String(63), nullable=False),
+    Column("user_id", UserId, nullable=True),
+    Column("read_only", Boolean, nullable=False),
+    Column("name", String(255), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    Index("ix_api_keys_tenant_created", "tenant", "created_at"),
+)

@@ -1,0 +1,87 @@
+"""Who is calling and what they may touch: keys, tenants and per-user scopes.
+
+Every user id lives in the key's tenant: the API's user ``ana`` of tenant
+``acme`` is stored as ``acme/ana``. A tenant name cannot hold ``/``, so the
+mapping is one-to-one and two tenants never share a user. A key made for one
+user may act on that user only; a read-only key may not write.
+
+The key comes in ``Authorization: Bearer tm_…`` or, for the browser pages, in
+the ``truemem_key`` cookie (HttpOnly, SameSite=Strict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+
+from truemem_server.errors import Forbidden, Unauthorized
+from truemem_server.keys import KeyStore, check_user
+
+COOKIE = "truemem_key"
+SEPARATOR = "/"
+
+_bearer = HTTPBearer(auto_error=False, scheme_name="apiKey",
+                     description="an API key from `truemem keys create`: tm_…")
+_cookie = APIKeyCookie(name=COOKIE, auto_error=False, scheme_name="cookieKey",
+                       description="the same key in a cookie (the web inspector)")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller: the key's tenant, its one user (None: any user of the tenant)."""
+
+    tenant: str
+    user: str | None
+    read_only: bool
+    key_id: str
+
+
+def key_store(request: Request) -> KeyStore:
+    store: KeyStore = request.app.state.keys
+    return store
+
+
+async def require_principal(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    cookie: Annotated[str | None, Depends(_cookie)],
+) -> Principal:
+    """The caller of this request (401 without a valid key)."""
+    key = bearer.credentials if bearer is not None else cookie
+    if not key:
+        raise Unauthorized("no API key: send 'Authorization: Bearer tm_…'")
+    found = await key_store(request).verify(key)
+    if found is None:
+        raise Unauthorized("unknown or revoked API key")
+    principal = Principal(found.tenant, found.user, found.read_only, found.id)
+    request.state.principal = principal
+    return principal
+
+
+async def require_writer(
+    principal: Annotated[Principal, Depends(require_principal)],
+) -> Principal:
+    """The caller of a request that writes (403 for a read-only key)."""
+    if principal.read_only:
+        raise Forbidden("this API key is read-only")
+    return principal
+
+
+def stored_user(principal: Principal, user_id: str) -> str:
+    """The storage id of ``user_id`` in the caller's tenant (403 outside the key's user)."""
+    check_user(user_id)
+    if principal.user is not None and user_id != principal.user:
+        raise Forbidden("this API key may act only on its own user")
+    return f"{principal.tenant}{SEPARATOR}{user_id}"
+
+
+def shown_user(stored: str) -> str:
+    """A storage user id as the tenant's caller knows it (without the tenant)."""
+    return stored.partition(SEPARATOR)[2]
+
+
+Reader = Annotated[Principal, Depends(require_principal)]
+Writer = Annotated[Principal, Depends(require_writer)]

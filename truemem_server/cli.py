@@ -1,0 +1,138 @@
+"""``truemem serve``, ``truemem keys …`` and ``truemem mcp``: registered on the
+``truemem`` command through the ``truemem.cli`` entry point (``register``).
+
+Only argparse is imported here: FastAPI, uvicorn and the app load when a command
+runs, so ``truemem --help`` works without the ``server`` extra and a command
+that needs it says how to install it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from typing import Any
+
+from truemem_core import InvalidInputError, MissingDependencyError
+from truemem_core.storage.database import resolve_url, sqlite_path
+
+
+def register(commands: Any) -> None:
+    """Add the service's commands to the ``truemem`` parser's sub-commands."""
+    serve = commands.add_parser("serve", help="serve the HTTP API (FastAPI on uvicorn)")
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    serve.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
+    serve.add_argument("--redis-url", help="the job broker (default: $TRUEMEM_REDIS_URL)")
+    _database_flag(serve)
+    serve.set_defaults(run=_serve)
+
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    actions = keys.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="make a key and print it (shown once)")
+    create.add_argument("--tenant", required=True, help="the namespace of the key's users")
+    create.add_argument("--user", help="limit the key to this one user of the tenant")
+    create.add_argument("--read-only", action="store_true", help="the key cannot write")
+    create.add_argument("--name", help="a note to recognise the key by")
+    listing = actions.add_parser("list", help="the keys (never their secrets)")
+    listing.add_argument("--tenant", help="only this tenant's keys")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    revoke = actions.add_parser("revoke", help="end a key at once")
+    revoke.add_argument("key_id", help="the key's id (or the key itself)")
+    for sub in (create, listing, revoke):
+        _database_flag(sub)
+    keys.set_defaults(run=_keys)
+
+    mcp = commands.add_parser("mcp", help="serve the memory to an MCP client over stdio")
+    mcp.add_argument("--user", help="the user whose memory the client sees")
+    _database_flag(mcp)
+    mcp.set_defaults(run=_mcp)
+
+
+def _database_flag(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: absent here, the main parser's --database stays in force
+    parser.add_argument("--database", metavar="URL", default=argparse.SUPPRESS,
+                        help="SQLite path or database URL (as truemem --database)")
+
+
+def _need_server_extra() -> None:
+    for module in ("fastapi", "uvicorn"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(
+                f"truemem serve needs {module}: pip install 'truemem[server]'")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    _need_server_extra()
+    import uvicorn
+
+    if args.workers < 1:
+        raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
+    # the worker processes build their app from the environment (uvicorn's factory)
+    os.environ["TRUEMEM_DATABASE_URL"] = resolve_url(args.database)
+    if args.redis_url:
+        os.environ["TRUEMEM_REDIS_URL"] = args.redis_url
+    uvicorn.run("truemem_server.app:create_app", factory=True, host=args.host,
+                port=args.port, workers=args.workers, log_level="info")
+    return 0
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from truemem_server.keys import KeyStore
+
+    if args.action != "create":
+        _require_store(args.database)
+    store = KeyStore(args.database)
+
+    async def run() -> None:
+        try:
+            await _key_action(args, store)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+    return 0
+
+
+async def _key_action(args: argparse.Namespace, store: Any) -> None:
+    if args.action == "create":
+        key, secret = await store.create(args.tenant, user=args.user, read_only=args.read_only,
+                                         name=args.name)
+        print(secret)
+        scope = f"user {key.user!r}" if key.user else "every user"
+        mode = "read-only" if key.read_only else "read-write"
+        print(f"key {key.id}: tenant {key.tenant!r}, {scope}, {mode}. Store it now: "
+              "it is not shown again.", file=sys.stderr)
+    elif args.action == "list":
+        found = await store.list_keys(args.tenant)
+        if args.json:
+            print(json.dumps([k.to_dict() for k in found], indent=2))
+            return
+        for k in found:
+            state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
+            print(f"{k.id}  {k.tenant:<16} {k.user or '*':<16} "
+                  f"{'read-only' if k.read_only else 'read-write':<10} {state:<18} {k.name or ''}")
+        print(f"{len(found)} keys", file=sys.stderr)
+    else:
+        key = await store.revoke(args.key_id)
+        print(f"revoked {key.id} (tenant {key.tenant!r})")
+
+
+def _require_store(database: str | None) -> None:
+    path = sqlite_path(resolve_url(database))
+    if path is not None and not path.is_file():
+        raise InvalidInputError(
+            f"no TrueMem store at {path} (check --database or $TRUEMEM_DATABASE_URL)")
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("truemem_server.mcp_server") is None:
+        raise MissingDependencyError(
+            "the MCP server is not part of this installation (truemem_server.mcp_server "
+            "is missing); upgrade truemem")
+    module = importlib.import_module("truemem_server.mcp_server")
+    return int(module.main(args) or 0)

@@ -1,0 +1,238 @@
+"""The JSON bodies of the API (pydantic), and how core records become them.
+
+Every user id shown is the caller's (``shown_user``): the tenant never appears.
+Texts are checked by the core against its ``Settings`` limits; ids here against
+the width of their columns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from truemem_core import (
+    Context,
+    Memory,
+    MemoryEvent,
+    Message,
+    RecalledTurn,
+    Recorded,
+    ScoredMemory,
+    SessionState,
+)
+from truemem_core.records import Action, Feedback, Kind, Role, Source, State
+from truemem_server.auth import shown_user
+from truemem_server.keys import MAX_USER_CHARS
+
+UserId = Annotated[str, Field(min_length=1, max_length=MAX_USER_CHARS,
+                              description="the end user's id in your tenant (no '/')")]
+SessionId = Annotated[str, Field(min_length=1, max_length=255)]
+Mode = Literal["hybrid", "vector", "keyword", "trigram"]
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+class ContextRequest(_Closed):
+    user_id: UserId
+    session_id: SessionId
+    message: str = Field(description="the user's new message")
+
+
+class RecordRequest(_Closed):
+    user_id: UserId
+    session_id: SessionId
+    user_message: str
+    assistant_message: str
+
+
+class NewMemory(_Closed):
+    text: str
+    importance: int | None = Field(None, ge=1, le=5)
+    kind: Kind | None = None
+    source: Source = "manual"
+
+
+class MemoryChange(_Closed):
+    text: str | None = None
+    importance: int | None = Field(None, ge=1, le=5)
+
+
+class FeedbackRequest(_Closed):
+    verdict: Feedback
+
+
+class SearchRequest(_Closed):
+    user_id: UserId
+    query: str
+    k: int | None = Field(None, ge=1, le=1000, description="default: Settings.search_k")
+    mode: Mode = "hybrid"
+    kind: list[Kind] | None = None
+    min_importance: int | None = Field(None, ge=1, le=5)
+    state: list[State] | None = Field(None, description="default: active and ephemeral")
+    created_after: AwareDatetime | None = Field(None, description="inclusive")
+    created_before: AwareDatetime | None = Field(None, description="exclusive")
+    include_archived: bool = False
+
+
+# -- responses ----------------------------------------------------------------------
+
+
+class MemoryOut(BaseModel):
+    id: str
+    user_id: str
+    text: str
+    importance: int
+    kind: Kind
+    source: Source
+    state: State
+    reinforcements: int
+    created_at: datetime
+    updated_at: datetime
+    source_message_id: int | None
+    valid_to: datetime | None
+    superseded_by: str | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls(**{**memory.to_dict(), "user_id": shown_user(memory.user_id)})
+
+
+class ScoredMemoryOut(BaseModel):
+    memory: MemoryOut
+    score: float
+    channels: dict[str, float] = Field(description="each channel's score for this memory")
+    ranks: dict[str, int] = Field(description="its 1-based rank in each channel")
+    explanation: str = Field(description="one line: the fused score, then each channel")
+
+    @classmethod
+    def of(cls, hit: ScoredMemory) -> ScoredMemoryOut:
+        return cls(memory=MemoryOut.of(hit.memory), score=hit.score, channels=hit.channels,
+                   ranks=hit.ranks, explanation=hit.explain())
+
+
+class MemoryEventOut(BaseModel):
+    memory_id: str
+    action: Action
+    created_at: datetime
+    reason: str | None
+    old_text: str | None
+    new_text: str | None
+    old_importance: int | None
+    new_importance: int | None
+
+    @classmethod
+    def of(cls, event: MemoryEvent) -> MemoryEventOut:
+        return cls(**event.to_dict())
+
+
+class MessageOut(BaseModel):
+    id: int
+    role: str
+    content: str
+    tokens: int
+    created_at: datetime
+    summarized: bool
+
+    @classmethod
+    def of(cls, message: Message) -> MessageOut:
+        return cls(**message.to_dict())
+
+
+class RecalledTurnOut(BaseModel):
+    message_id: int
+    session_id: str
+    role: str
+    content: str
+    created_at: datetime
+    score: float
+    tokens: int
+    channels: dict[str, float]
+    ranks: dict[str, int]
+
+    @classmethod
+    def of(cls, turn: RecalledTurn) -> RecalledTurnOut:
+        return cls(**turn.to_dict())
+
+
+class ChatMessageOut(BaseModel):
+    role: Role
+    content: str
+
+
+class ContextOut(BaseModel):
+    user_id: str
+    session_id: str
+    message: str
+    summary: str | None
+    recent_messages: list[MessageOut]
+    memories: list[ScoredMemoryOut]
+    explicit: list[MemoryOut]
+    critical: list[MemoryOut]
+    recalled: list[RecalledTurnOut]
+    facts: list[MemoryOut] = Field(description="explicit, critical, then retrieved; no repeats")
+    system_prompt: str
+    messages: list[ChatMessageOut] = Field(
+        description="the context rendered for a chat model: system prompt, recent messages, "
+        "then the new message")
+    tokens: int
+    budget_spent: int
+    timings: dict[str, float]
+
+    @classmethod
+    def of(cls, context: Context) -> ContextOut:
+        return cls(
+            user_id=shown_user(context.user_id), session_id=context.session_id,
+            message=context.message, summary=context.summary,
+            recent_messages=[MessageOut.of(m) for m in context.recent_messages],
+            memories=[ScoredMemoryOut.of(hit) for hit in context.memories],
+            explicit=[MemoryOut.of(m) for m in context.explicit],
+            critical=[MemoryOut.of(m) for m in context.critical],
+            recalled=[RecalledTurnOut.of(t) for t in context.recalled],
+            facts=[MemoryOut.of(m) for m in context.facts],
+            system_prompt=context.to_system_prompt(),
+            messages=[ChatMessageOut.model_validate(m) for m in context.to_messages()],
+            tokens=context.tokens, budget_spent=context.budget_spent, timings=context.timings)
+
+
+class RecordedOut(BaseModel):
+    user_message_id: int
+    assistant_message_id: int
+    jobs: list[str]
+
+    @classmethod
+    def of(cls, recorded: Recorded) -> RecordedOut:
+        return cls(user_message_id=recorded.user_message_id,
+                   assistant_message_id=recorded.assistant_message_id, jobs=recorded.jobs)
+
+
+class SessionOut(BaseModel):
+    user_id: str
+    session_id: str
+    summary: str | None
+    summarized_through: int | None
+    recent: list[MessageOut]
+
+    @classmethod
+    def of(cls, user_id: str, session_id: str, state: SessionState) -> SessionOut:
+        return cls(user_id=user_id, session_id=session_id, summary=state.summary,
+                   summarized_through=state.summarized_through,
+                   recent=[MessageOut.of(m) for m in state.recent])
+
+
+class ErasedOut(BaseModel):
+    user_id: str
+    memories_removed: int
+
+
+def shown_export(data: dict[str, Any]) -> dict[str, Any]:
+    """An export with the caller's user ids (the document's and each memory's)."""
+    memories = [{**item, "user_id": shown_user(item["user_id"])} if "user_id" in item else item
+                for item in data.get("memories", [])]
+    return {**data, "user_id": shown_user(str(data.get("user_id", ""))), "memories": memories}

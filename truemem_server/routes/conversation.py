@@ -1,0 +1,46 @@
+"""The two calls (context before the model, record after it) and a session's state."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from truemem_server.auth import Writer, shown_user, stored_user
+from truemem_server.errors import documented
+from truemem_server.models import ContextOut, ContextRequest, RecordedOut, RecordRequest, SessionOut
+from truemem_server.routes.deps import Memory, ReadUser, WriteUser
+
+router = APIRouter(tags=["conversation"],
+                   responses=documented(401, 403, 413, 422, 500, 503))
+
+
+@router.post("/context", response_model=ContextOut, summary="Context for the next answer")
+async def get_context(body: ContextRequest, principal: Writer, memory: Memory) -> ContextOut:
+    """Summary, recent messages and the facts and past turns that matter for ``message``,
+    also rendered as chat ``messages``. Stores explicit "remember that…" requests, so it
+    needs a key that may write."""
+    user = stored_user(principal, body.user_id)
+    return ContextOut.of(await memory.aget_context(user, body.session_id, body.message))
+
+
+@router.post("/record", response_model=RecordedOut, status_code=201,
+             summary="Record an exchange")
+async def record(body: RecordRequest, principal: Writer, memory: Memory) -> RecordedOut:
+    """Store the user's message and the answer; extraction runs in the background."""
+    user = stored_user(principal, body.user_id)
+    return RecordedOut.of(await memory.arecord(
+        user, body.session_id, body.user_message, body.assistant_message))
+
+
+@router.get("/users/{user_id}/sessions/{session_id}", response_model=SessionOut,
+            summary="A session's summary and recent messages")
+async def get_session(user: ReadUser, session_id: str, memory: Memory) -> SessionOut:
+    state = await memory.aget_session(user, session_id)
+    return SessionOut.of(shown_user(user), session_id, state)
+
+
+@router.delete("/users/{user_id}/sessions/{session_id}", status_code=204,
+               response_class=Response, summary="Clear a session")
+async def clear_session(user: WriteUser, session_id: str, memory: Memory) -> Response:
+    """Delete the session's messages and summary; long-term memories stay."""
+    await memory.aclear_session(user, session_id)
+    return Response(status_code=204)

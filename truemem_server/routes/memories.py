@@ -1,0 +1,89 @@
+"""A user's long-term memories: list, add, get, change, delete, history, feedback, search.
+
+A memory id of another user (or another tenant) is answered exactly like an
+unknown one: 404. The core looks every id up within the caller's user.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from truemem_server.auth import Reader, stored_user
+from truemem_server.errors import documented
+from truemem_server.models import (
+    FeedbackRequest,
+    MemoryChange,
+    MemoryEventOut,
+    MemoryOut,
+    NewMemory,
+    ScoredMemoryOut,
+    SearchRequest,
+)
+from truemem_server.routes.deps import Memory, ReadUser, WriteUser
+
+router = APIRouter(tags=["memories"], responses=documented(401, 403, 413, 422, 500, 503))
+ONE = "/users/{user_id}/memories/{memory_id}"
+_404 = documented(404)
+
+
+@router.get("/users/{user_id}/memories", response_model=list[MemoryOut],
+            summary="A user's memories, most important first")
+async def list_memories(user: ReadUser, memory: Memory,
+                        include_archived: bool = False) -> list[MemoryOut]:
+    found = await memory.alist_memories(user, include_archived=include_archived)
+    return [MemoryOut.of(m) for m in found]
+
+
+@router.post("/users/{user_id}/memories", response_model=MemoryOut, status_code=201,
+             summary="Store a fact")
+async def add_memory(body: NewMemory, user: WriteUser, memory: Memory) -> MemoryOut:
+    """Stores the fact, or merges it into a near-duplicate (then that memory is returned)."""
+    return MemoryOut.of(await memory.aadd_memory(
+        user, body.text, importance=body.importance, kind=body.kind, source=body.source))
+
+
+@router.get(ONE, response_model=MemoryOut, responses=_404, summary="One memory")
+async def get_memory(user: ReadUser, memory_id: str, memory: Memory) -> MemoryOut:
+    return MemoryOut.of(await memory.aget_memory(user, memory_id))
+
+
+@router.patch(ONE, response_model=MemoryOut, responses=_404, summary="Change a memory")
+async def update_memory(body: MemoryChange, user: WriteUser, memory_id: str,
+                        memory: Memory) -> MemoryOut:
+    return MemoryOut.of(await memory.aupdate_memory(
+        user, memory_id, text=body.text, importance=body.importance))
+
+
+@router.delete(ONE, status_code=204, response_class=Response, responses=_404,
+               summary="Delete a memory")
+async def delete_memory(user: WriteUser, memory_id: str, memory: Memory) -> Response:
+    """Deletes the memory; its text is removed from its history too."""
+    await memory.adelete_memory(user, memory_id)
+    return Response(status_code=204)
+
+
+@router.get(f"{ONE}/history", response_model=list[MemoryEventOut], responses=_404,
+            summary="A memory's history")
+async def history(user: ReadUser, memory_id: str, memory: Memory) -> list[MemoryEventOut]:
+    return [MemoryEventOut.of(e) for e in await memory.ahistory(user, memory_id)]
+
+
+@router.post(f"{ONE}/feedback", response_model=MemoryOut, responses=_404,
+             summary="Mark a memory helpful, irrelevant or wrong")
+async def feedback(body: FeedbackRequest, user: WriteUser, memory_id: str,
+                   memory: Memory) -> MemoryOut:
+    return MemoryOut.of(await memory.afeedback(user, memory_id, body.verdict))
+
+
+@router.post("/search", response_model=list[ScoredMemoryOut],
+             summary="Search a user's memories, each hit explained")
+async def search(body: SearchRequest, principal: Reader, memory: Memory) -> list[ScoredMemoryOut]:
+    """Hybrid search (Reciprocal Rank Fusion of vector, trigram and keyword channels) or
+    one channel, with filters; each hit has its score and rank in every channel."""
+    user = stored_user(principal, body.user_id)
+    hits = await memory.asearch(
+        user, body.query, k=body.k, mode=body.mode, kind=body.kind,
+        min_importance=body.min_importance, state=body.state,
+        created_after=body.created_after, created_before=body.created_before,
+        include_archived=body.include_archived)
+    return [ScoredMemoryOut.of(hit) for hit in hits]
