@@ -7,7 +7,7 @@ running on TrueMem's private loop (``_bridge.py``); no body is written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -34,7 +34,53 @@ from truemem_core.settings import Settings
 T = TypeVar("T")
 
 
-class TrueMem:
+class _BulkMemory:
+    """``TrueMem``'s bulk writes (a base class, so that ``TrueMem`` stays readable)."""
+
+    _loop: LoopThread
+    _core: Core
+
+    def add_memories(
+        self,
+        user_id: str,
+        texts: Iterable[str | Mapping[str, Any]],
+        *,
+        importance: int | None = None,
+        kind: Kind | None = None,
+        source: Source = "manual",
+        batch_size: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Memory]:
+        """``add_memory`` of each text in order, embedded and written in batches.
+
+        An item is a text or a mapping ``{"text": ..., "importance": ..., "kind": ...}``
+        whose keys override ``importance`` and ``kind`` for that item. Returns one
+        ``Memory`` per item, as ``add_memory`` would have returned it (a restatement
+        returns the memory it folded into). Every item is checked first: one bad
+        item raises ``InvalidInputError`` and nothing is written. ``progress(done,
+        total)`` is called after each batch.
+        """
+        return self._loop.run(self._core.memories.add_many(
+            user_id, texts, importance=importance, kind=kind, source=source,
+            batch_size=batch_size, progress=progress))
+
+    async def aadd_memories(
+        self,
+        user_id: str,
+        texts: Iterable[str | Mapping[str, Any]],
+        *,
+        importance: int | None = None,
+        kind: Kind | None = None,
+        source: Source = "manual",
+        batch_size: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Memory]:
+        return await self._loop.arun(self._core.memories.add_many(
+            user_id, texts, importance=importance, kind=kind, source=source,
+            batch_size=batch_size, progress=progress))
+
+
+class TrueMem(_BulkMemory):
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:

@@ -91,13 +91,17 @@ async def prune_excess(conn: AsyncConnection, env: MemoryEnv, user: str) -> list
         memories.update()
         .where(memories.c.user_id == user, memories.c.id.in_(victims))
         .values(state="archived", updated_at=utcnow()))
-    await rows.log(conn, user, [{
-        "memory_id": i, "action": "pruned",
-        "reason": f"over the soft limit of {settings.memory_limit}",
-        "old_text": by_id[i].text, "new_text": by_id[i].text,
-        "old_importance": by_id[i].importance, "new_importance": by_id[i].importance,
-    } for i in victims])
+    await rows.log(conn, user, prune_events([by_id[i] for i in victims], settings.memory_limit))
     return victims
+
+
+def prune_events(victims: Sequence[Any], limit: int) -> list[dict[str, Any]]:
+    """The history events of memories pruned past the soft limit (shared with ``bulk``)."""
+    return [{
+        "memory_id": row.id, "action": "pruned", "reason": f"over the soft limit of {limit}",
+        "old_text": row.text, "new_text": row.text,
+        "old_importance": row.importance, "new_importance": row.importance,
+    } for row in victims]
 
 
 async def all_memory_ids(conn: AsyncConnection) -> list[str]:

@@ -14,7 +14,8 @@ from truemem_core.storage.schema import memories, memory_events, utcnow
 MEMORY_COLUMNS = [c for c in memories.c if c.name != "embedding"]  # vectors stay in the database
 
 
-def to_memory(row: Row[Any]) -> Memory:
+def to_memory(row: Any) -> Memory:
+    """A row (or anything with its attributes, as ``bulk``'s rows) as a ``Memory``."""
     return Memory(
         id=row.id,
         user_id=row.user_id,

@@ -9,7 +9,9 @@ exactly like an unknown id.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Sequence
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +28,7 @@ from truemem_core._validation import (
 from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
 from truemem_core.language.classify import classify_kind
-from truemem_core.memory import edit, maintenance, reads, write
+from truemem_core.memory import bulk, edit, maintenance, reads, write
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
@@ -34,6 +36,25 @@ from truemem_core.search.channels import channels_for_dialect, memories_of
 from truemem_core.search.filters import Mode, check_mode, make_filters
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
+
+BATCH = 256  # facts per embedding call and per transaction of a bulk add
+MAX_BATCH = 10_000
+_NO_VECTOR: Vector = np.empty(0, dtype=np.float32)
+
+
+def _sequence(items: Any) -> list[Any]:
+    """The items of a bulk add as a list; one text or one mapping is not a sequence."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise InvalidInputError(
+            "texts must be a list of texts or of mappings with 'text' (and 'importance', "
+            f"'kind'), got {type(items).__name__}")
+    return list(items)
+
+
+def check_batch_size(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BATCH:
+        raise InvalidInputError(f"batch_size must be an int in [1, {MAX_BATCH}], got {value!r}")
+    return value
 
 
 class MemoryStore:
@@ -57,7 +78,16 @@ class MemoryStore:
         source: Source, source_message_id: int | None = None, supersedes: Sequence[str] = (),
     ) -> write.Candidate:
         """Validate a fact and embed it; ``kind=None`` classifies it."""
-        user = self.check_user(user_id)
+        fact = self.fact(self.check_user(user_id), text, importance=importance, kind=kind,
+                         source=source, source_message_id=source_message_id,
+                         supersedes=supersedes)
+        return dataclasses.replace(fact, vector=(await self.embed([fact.text]))[0])
+
+    def fact(
+        self, user: str, text: Any, *, importance: int | None, kind: Kind | None,
+        source: Source, source_message_id: int | None = None, supersedes: Sequence[str] = (),
+    ) -> write.Candidate:
+        """A validated fact of (already checked) ``user``, its vector still to come."""
         fact = check_text(text, "text", self.settings.max_text_chars)
         if isinstance(supersedes, str) or not all(isinstance(i, str) for i in supersedes):
             raise InvalidInputError("supersedes must be a sequence of memory ids (str)")
@@ -67,7 +97,7 @@ class MemoryStore:
                 self.settings.default_importance if importance is None else importance),
             kind=check_kind(classify_kind(fact) if kind is None else kind),
             source=check_source(source), source_message_id=source_message_id,
-            vector=(await self.embed([fact]))[0], supersedes=tuple(supersedes),
+            vector=_NO_VECTOR, supersedes=tuple(supersedes),
         )
 
     # -- writes ----------------------------------------------------------------
@@ -83,6 +113,71 @@ class MemoryStore:
             stored = await write.add(conn, self.env, new, admit=False)
         assert stored is not None  # only admission control rejects
         return stored
+
+    async def add_many(
+        self, user_id: Any, items: Any, *, importance: int | None = None,
+        kind: Kind | None = None, source: Source = "manual", batch_size: Any = BATCH,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Memory]:
+        """``add`` of each item in order, in batches: one embedding call and one
+        transaction per batch (see ``memory.bulk``)."""
+        added = await self.ingest(user_id, items, importance=importance, kind=kind,
+                                  source=source, batch_size=batch_size, progress=progress)
+        assert all(m is not None for m in added)  # only admission control rejects
+        return [m for m in added if m is not None]
+
+    async def ingest(
+        self, user_id: Any, items: Any, *, importance: int | None = None,
+        kind: Kind | None = None, source: Source = "manual", admit: bool = False,
+        batch_size: Any = BATCH, progress: Callable[[int, int], None] | None = None,
+    ) -> list[Memory | None]:
+        """Every item checked before anything is embedded or written; then batch by
+        batch, the next one embedded while this one is written."""
+        user = self.check_user(user_id)
+        facts = [self._item(user, n, item, importance, kind, source)
+                 for n, item in enumerate(_sequence(items))]
+        size = check_batch_size(batch_size)
+        batches = [facts[i:i + size] for i in range(0, len(facts), size)]
+        done: list[Memory | None] = []
+        embedding = asyncio.ensure_future(self.embed([f.text for f in batches[0]])) \
+            if batches else None
+        try:
+            for n, batch in enumerate(batches):
+                assert embedding is not None
+                vectors = await embedding
+                embedding = None if n + 1 == len(batches) else asyncio.ensure_future(
+                    self.embed([f.text for f in batches[n + 1]]))
+                ready = [dataclasses.replace(f, vector=v) for f, v in zip(batch, vectors,
+                                                                           strict=True)]
+                async with self.db.transaction() as conn:
+                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit)
+                if progress:
+                    progress(len(done), len(facts))
+        finally:
+            if embedding is not None:
+                embedding.cancel()
+        return done
+
+    def _item(
+        self, user: str, n: int, item: Any, importance: int | None, kind: Kind | None,
+        source: Source,
+    ) -> write.Candidate:
+        """Item ``n`` of a bulk add: a text, or a mapping with text, importance, kind."""
+        try:
+            if isinstance(item, Mapping):
+                unknown = sorted(map(str, set(item) - {"text", "importance", "kind"}))
+                if unknown or "text" not in item:
+                    raise InvalidInputError(
+                        "a mapping needs 'text' and may have 'importance' and 'kind'"
+                        + (f", not {', '.join(unknown)}" if unknown else ""))
+                text = item["text"]
+                importance = item.get("importance", importance)
+                kind = item.get("kind", kind)
+            else:
+                text = item
+            return self.fact(user, text, importance=importance, kind=kind, source=source)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"item {n}: {exc}") from exc
 
     async def update(
         self, user_id: Any, memory_id: Any, *, text: Any = None, importance: Any = None

@@ -1,6 +1,9 @@
 """The write path of a fact: dedup, supersession, admission, insert, then pruning.
 
 Everything runs inside the caller's transaction (``conn``), under the user's lock.
+What to write is decided by pure functions of the rows read (``pick_duplicates``,
+``closes``, ``admission_of``, ``fold``, ``new_row`` and the event builders), shared
+with the bulk path (``memory.bulk``), which applies the same decisions to a batch.
 """
 
 from __future__ import annotations
@@ -8,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -23,11 +27,12 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.records import Kind, Memory, Source
 from truemem_core.search.channels import memories_of
+from truemem_core.settings import Settings
 from truemem_core.storage.schema import admission_rejections, memories, utcnow
 
 log = logging.getLogger("truemem.memory")
 
-_NEIGHBOURS = 20  # nearest memories checked for duplicates and superseded facts
+NEIGHBOURS = 20  # nearest memories checked for duplicates and superseded facts
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,14 +61,14 @@ async def add(
     user, settings = new.user, env.settings
     await env.db.lock_user(conn, user)
     nearest = await env.channels.nearest(
-        conn, memories_of(user, include_archived=True), new.vector, _NEIGHBOURS)
+        conn, memories_of(user, include_archived=True), new.vector, NEIGHBOURS)
     duplicates = await _duplicates(conn, user, new, [
         i for i, score in nearest if score >= settings.dedup_threshold])
     folded = {row.id for row in duplicates}
     current = await current_facts(
         conn, user, [i for i in dict.fromkeys([*(i for i, _ in nearest), *new.supersedes])
                      if i not in folded])
-    superseded, spared = _closes(new, current)
+    superseded, spared = closes(new, current)
     if duplicates:
         # A restatement is folded in, and still closes what it contradicts:
         # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
@@ -71,12 +76,7 @@ async def add(
         await _supersede(conn, user, superseded, current, by=merged.id)
         return merged
     if admit:
-        admission = score_candidate(
-            new.text, source=new.source,
-            max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
-            contradicts_stored=spared,
-            supersedes_stored=bool(superseded),
-            threshold=settings.admission_threshold)
+        admission = admission_of(new, nearest, superseded, spared, settings)
         if not admission.admitted:
             await _reject(conn, new, admission)
             return None
@@ -99,7 +99,24 @@ async def current_facts(
     return {row.id: row for row in found}
 
 
-def _closes(new: Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+# -- pure decisions, shared with memory.bulk ------------------------------------
+
+
+def pick_duplicates(close: Iterable[Any], text: str) -> list[Any]:
+    """Of the stored rows close to a new fact (nearest first), those it restates.
+
+    Only those whose details (numbers, names) agree with ``text`` and with each
+    other: a new fact that bridges several stored variants folds them all into
+    one, so the outcome does not depend on the order the variants arrived in.
+    """
+    chosen: list[Any] = []
+    for row in close:
+        if all(same_details(row.text, other) for other in [text, *(c.text for c in chosen)]):
+            chosen.append(row)
+    return chosen
+
+
+def closes(new: Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
     """The current facts ``new`` supersedes, each with why, and whether one was spared.
 
     Rules and the LLM's judgement add up; only ids in ``current`` (this user's
@@ -116,18 +133,115 @@ def _closes(new: Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str],
     return closed, len(closed) < len(reasons)
 
 
+def admission_of(
+    new: Candidate, nearest: Sequence[tuple[str, float]], superseded: Mapping[str, str],
+    spared: bool, settings: Settings,
+) -> Admission:
+    """Admission control's verdict on a fact no stored one restates."""
+    return score_candidate(
+        new.text, source=new.source,
+        max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
+        contradicts_stored=spared,
+        supersedes_stored=bool(superseded),
+        threshold=settings.admission_threshold)
+
+
+def new_row(new: Candidate, memory_id: str, model_name: str, now: datetime) -> dict[str, Any]:
+    """The ``memories`` row of a new fact."""
+    return {
+        "id": memory_id, "user_id": new.user, "text": new.text, "importance": new.importance,
+        "kind": new.kind, "source": new.source, "state": "active", "reinforcements": 0,
+        "embedding": new.vector, "embedding_model": model_name,
+        "source_message_id": new.source_message_id, "created_at": now, "updated_at": now,
+        "valid_from": now}
+
+
+def added_event(new: Candidate, memory_id: str) -> dict[str, Any]:
+    return {"memory_id": memory_id, "action": "added", "reason": new.source,
+            "new_text": new.text, "new_importance": new.importance}
+
+
+def fold(
+    duplicates: Sequence[Any], new: Candidate, settings: Settings, now: datetime
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How ``new`` folds into ``duplicates[0]``: the survivor's new values and its event.
+
+    The rest of ``duplicates`` are absorbed into it (``absorb_events``).
+    """
+    old, absorbed = duplicates[0], duplicates[1:]
+    # the most complete stored text, the survivor's on a tie
+    written = max(duplicates, key=lambda row: len(row.text))
+    replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
+    decision = merge(
+        old_text=written.text, old_importance=max(row.importance for row in duplicates),
+        new_text=new.text, new_importance=new.importance,
+        replay=replay, reinforcement_cap=settings.reinforcement_cap,
+    )
+    values: dict[str, Any] = {
+        "text": decision.text,
+        "importance": decision.importance,
+        "reinforcements": sum(row.reinforcements for row in duplicates) + len(absorbed)
+        + int(decision.reinforced),
+        "state": "active",  # a restated archived fact comes back
+        "updated_at": now,
+        "source_message_id": (new.source_message_id if decision.text == new.text
+                              and decision.text != written.text else written.source_message_id),
+    }
+    if not replay:  # every variant pulls the stored vector towards itself
+        values["embedding"] = centroid(
+            [*(row.embedding for row in duplicates), new.vector],
+            [*(row.reinforcements + 1.0 for row in duplicates), 1.0])
+    reopened = old.valid_to is not None
+    if reopened:  # restated after something superseded it: true again, from now
+        values.update(valid_to=None, invalidated_at=None, superseded_by=None, valid_from=now)
+    if new.source == "explicit" or any(row.source == "explicit" for row in duplicates):
+        values["source"] = "explicit"
+    return values, {
+        "memory_id": old.id, "action": "merged",
+        "reason": ("restated after it was superseded: current again" if reopened
+                   else "reinforced by a restatement" if decision.reinforced else "replayed"),
+        "old_text": old.text, "new_text": decision.text,
+        "old_importance": old.importance, "new_importance": decision.importance,
+    }
+
+
+def absorb_events(absorbed: Sequence[Any], into: str) -> list[dict[str, Any]]:
+    return [{"memory_id": row.id, "action": "merged",
+             "reason": f"folded into {into} (same fact)",
+             "old_text": row.text, "new_text": row.text,
+             "old_importance": row.importance, "new_importance": row.importance}
+            for row in absorbed]
+
+
+def supersede_values(now: datetime, by: str) -> dict[str, Any]:
+    return {"valid_to": now, "invalidated_at": now, "superseded_by": by,
+            "state": "archived", "updated_at": now}
+
+
+def supersede_events(
+    superseded: Mapping[str, str], current: Mapping[str, Any], by: str
+) -> list[dict[str, Any]]:
+    return [{"memory_id": i, "action": "superseded", "reason": f"{why} (by {by})",
+             "old_text": current[i].text, "new_text": current[i].text}
+            for i, why in superseded.items()]
+
+
+def rejection_row(new: Candidate, admission: Admission, now: datetime) -> dict[str, Any]:
+    log.info("admission rejected %r: %s", new.text, admission.explain())
+    return {"user_id": new.user, "text": new.text, "source": new.source,
+            "score": admission.score, "threshold": admission.threshold,
+            "factors": dataclasses.asdict(admission.factors),
+            "source_message_id": new.source_message_id, "created_at": now}
+
+
+# -- the SQL of one fact -----------------------------------------------------------
+
+
 async def _insert(conn: AsyncConnection, env: MemoryEnv, new: Candidate) -> str:
-    now = utcnow()
     memory_id = str(uuid.uuid4())
     await conn.execute(memories.insert().values(
-        id=memory_id, user_id=new.user, text=new.text, importance=new.importance,
-        kind=new.kind, source=new.source, state="active", reinforcements=0,
-        embedding=new.vector, embedding_model=env.model_name,
-        source_message_id=new.source_message_id, created_at=now, updated_at=now,
-        valid_from=now))
-    await rows.log(conn, new.user, [{
-        "memory_id": memory_id, "action": "added", "reason": new.source,
-        "new_text": new.text, "new_importance": new.importance}])
+        **new_row(new, memory_id, env.model_name, utcnow())))
+    await rows.log(conn, new.user, [added_event(new, memory_id)])
     return memory_id
 
 
@@ -138,45 +252,28 @@ async def _supersede(
     """Close the validity of ``superseded`` (id -> why) in favour of memory ``by``."""
     if not superseded:
         return
-    now = utcnow()
     await conn.execute(
         memories.update()
         .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
-        .values(valid_to=now, invalidated_at=now, superseded_by=by,
-                state="archived", updated_at=now))
-    await rows.log(conn, user, [
-        {"memory_id": i, "action": "superseded", "reason": f"{why} (by {by})",
-         "old_text": current[i].text, "new_text": current[i].text}
-        for i, why in superseded.items()])
+        .values(**supersede_values(utcnow(), by)))
+    await rows.log(conn, user, supersede_events(superseded, current, by))
 
 
 async def _reject(conn: AsyncConnection, new: Candidate, admission: Admission) -> None:
-    log.info("admission rejected %r: %s", new.text, admission.explain())
     await conn.execute(admission_rejections.insert().values(
-        user_id=new.user, text=new.text, source=new.source, score=admission.score,
-        threshold=admission.threshold, factors=dataclasses.asdict(admission.factors),
-        source_message_id=new.source_message_id, created_at=utcnow()))
+        **rejection_row(new, admission, utcnow())))
 
 
 async def _duplicates(
     conn: AsyncConnection, user: str, new: Candidate, close: Sequence[str]
 ) -> list[Any]:
-    """The stored facts ``new`` is a restatement of, nearest first, with their vectors.
-
-    Only those whose details (numbers, names) agree with ``new`` and with each
-    other: a new fact that bridges several stored variants folds them all into
-    one, so the outcome does not depend on the order the variants arrived in.
-    """
+    """The stored facts ``new`` is a restatement of, nearest first, with their vectors."""
     if not close:
         return []
     found = {row.id: row for row in await conn.execute(
         select(*rows.MEMORY_COLUMNS, memories.c.embedding).where(
             memories.c.user_id == user, memories.c.id.in_(list(close))))}
-    chosen: list[Any] = []
-    for row in (found[i] for i in close if i in found):
-        if all(same_details(row.text, other) for other in [new.text, *(c.text for c in chosen)]):
-            chosen.append(row)
-    return chosen
+    return pick_duplicates((found[i] for i in close if i in found), new.text)
 
 
 async def _merge(
@@ -184,42 +281,9 @@ async def _merge(
 ) -> Memory:
     """Fold ``new`` (and any further stored variants) into the nearest duplicate."""
     old, absorbed = duplicates[0], list(duplicates[1:])
-    # the most complete stored text, the survivor's on a tie
-    written = max(duplicates, key=lambda row: len(row.text))
-    replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
-    decision = merge(
-        old_text=written.text, old_importance=max(row.importance for row in duplicates),
-        new_text=new.text, new_importance=new.importance,
-        replay=replay, reinforcement_cap=env.settings.reinforcement_cap,
-    )
-    values: dict[str, Any] = {
-        "text": decision.text,
-        "importance": decision.importance,
-        "reinforcements": sum(row.reinforcements for row in duplicates) + len(absorbed)
-        + int(decision.reinforced),
-        "state": "active",  # a restated archived fact comes back
-        "updated_at": utcnow(),
-        "source_message_id": (new.source_message_id if decision.text == new.text
-                              and decision.text != written.text else written.source_message_id),
-    }
-    if not replay:  # every variant pulls the stored vector towards itself
-        values["embedding"] = centroid(
-            [*(row.embedding for row in duplicates), new.vector],
-            [*(row.reinforcements + 1.0 for row in duplicates), 1.0])
-    reopened = old.valid_to is not None
-    if reopened:  # restated after something superseded it: true again, from now
-        values.update(valid_to=None, invalidated_at=None, superseded_by=None,
-                      valid_from=values["updated_at"])
-    if new.source == "explicit" or any(row.source == "explicit" for row in duplicates):
-        values["source"] = "explicit"
+    values, event = fold(duplicates, new, env.settings, utcnow())
     await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
-    await rows.log(conn, new.user, [{
-        "memory_id": old.id, "action": "merged",
-        "reason": ("restated after it was superseded: current again" if reopened
-                   else "reinforced by a restatement" if decision.reinforced else "replayed"),
-        "old_text": old.text, "new_text": decision.text,
-        "old_importance": old.importance, "new_importance": decision.importance,
-    }])
+    await rows.log(conn, new.user, [event])
     await _absorb(conn, new.user, absorbed, into=old.id)
     return rows.to_memory(await rows.fetch(conn, new.user, old.id))
 
@@ -234,8 +298,4 @@ async def _absorb(conn: AsyncConnection, user: str, absorbed: Sequence[Any], *, 
         .values(superseded_by=into))
     await conn.execute(
         memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
-    await rows.log(conn, user, [
-        {"memory_id": row.id, "action": "merged", "reason": f"folded into {into} (same fact)",
-         "old_text": row.text, "new_text": row.text,
-         "old_importance": row.importance, "new_importance": row.importance}
-        for row in absorbed])
+    await rows.log(conn, user, absorb_events(absorbed, into))
