@@ -6,8 +6,10 @@ and ``truemem memories import`` loads a file with a progress line."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from db_access import rows
 from sqlalchemy import select
 
 from truemem_core import InvalidInputError, Memory, Settings, TrueMem
+from truemem_core.cli import main
 from truemem_core.memory import write
 from truemem_core.storage.schema import admission_rejections, memories, memory_events
 
@@ -206,3 +209,79 @@ def test_async_twin_and_progress(memory: TrueMem) -> None:
         (f"Visited city number {n}", 2, "episodic") for n in range(7)]
     assert calls == [(3, 7), (6, 7), (7, 7)]
     assert memory.add_memories("ana", []) == []
+
+
+# -- the command line (SQLite files, in-process) -------------------------------------------
+
+
+def _error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("truemem: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_cli_imports_json_lines_with_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text("\n".join([
+        json.dumps("Lives in Lisbon"),
+        json.dumps({"text": "Is allergic to peanuts", "importance": 5}),
+        "",
+        json.dumps({"text": "Visited Kyoto last spring", "kind": "episodic"}),
+        json.dumps("Lives in Lisbon!"),
+    ]) + "\n", encoding="utf-8")
+    database = tmp_path / "new" / "store.db"  # import creates the store, as add does
+    assert main(["--database", str(database), "memories", "import", "--user", "ana",
+                 str(facts), "--importance", "2"]) == 0
+    done = capsys.readouterr()
+    assert done.out == "imported 4 facts for user 'ana' into 3 memories\n"
+    assert "4/4" in done.err  # the progress bar's last state
+    with TrueMem(database) as memory:
+        stored = {m.text: (m.importance, m.kind) for m in memory.list_memories("ana")}
+    assert stored == {"Lives in Lisbon!": (3, "semantic"),  # 2, raised by the restatement
+                      "Is allergic to peanuts": (5, "semantic"),
+                      "Visited Kyoto last spring": (2, "episodic")}
+
+
+def test_cli_imports_a_json_array(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(["Supports Benfica", {"text": "Has two children"}]))
+    db = ["--database", str(tmp_path / "store.db")]
+    assert main([*db, "memories", "import", "--user", "ana", str(facts)]) == 0
+    assert "imported 2 facts" in capsys.readouterr().out
+    assert main([*db, "memories", "list", "--user", "ana", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted(m["text"] for m in listed) == ["Has two children", "Supports Benfica"]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('"Lives in Lisbon"\n{"text": "Has two kids"\n', "neither a JSON array nor JSON Lines"),
+    ('["Lives in Lisbon", ', "neither a JSON array nor JSON Lines"),
+    ('"Lives in Lisbon"\n\n{"text": "Has two kids", "importance": 7}\n',
+     "facts.txt line 3: importance must be"),
+    ('["Lives in Lisbon", {"txt": "Has two kids"}]', "facts.txt item 1: a mapping needs 'text'"),
+    ('"Lives in Lisbon"\n42\n', "facts.txt line 2: text must be"),
+    ('{"facts": ["Lives in Lisbon"]}', "facts.txt line 1: a mapping needs 'text'"),
+    (b"\xff\xfe not utf-8", "is not UTF-8 text"),
+])
+def test_cli_import_errors_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes, message: str
+) -> None:
+    facts = tmp_path / "facts.txt"
+    if isinstance(content, bytes):
+        facts.write_bytes(content)
+    else:
+        facts.write_text(content, encoding="utf-8")
+    database = tmp_path / "store.db"
+    assert main(["--database", str(database), "memories", "import", "--user", "ana",
+                 str(facts)]) == 2
+    assert message in _error(capsys)
+    with TrueMem(database) as memory:
+        assert memory.list_memories("ana", include_archived=True) == []
+
+
+def test_cli_import_of_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--database", str(tmp_path / "store.db"), "memories", "import", "--user",
+                 "ana", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in _error(capsys)

@@ -22,12 +22,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from truemem_core._client import TrueMem
@@ -37,7 +37,7 @@ from truemem_core.errors import (
     MissingDependencyError,
     TrueMemError,
 )
-from truemem_core.records import Memory
+from truemem_core.records import Kind, Memory
 from truemem_core.storage.database import resolve_url, sqlite_path
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("truemem.worker")
 
 # The only commands that may create a store; every other one needs an existing one.
-CREATES_STORE = {("memories", "add"), ("user", "import")}
+CREATES_STORE = {("memories", "add"), ("memories", "import"), ("user", "import")}
 
 GIVE_UP_ENV = "TRUEMEM_WORKER_GIVE_UP_AFTER"
 DEFAULT_GIVE_UP_S = 60.0
@@ -86,6 +86,8 @@ def _memories(args: argparse.Namespace, memory: TrueMem) -> None:
             print(f"  {event.created_at:%Y-%m-%d %H:%M:%S} {event.action:<8} {change}")
     elif args.action == "add":
         _print_memory(memory.add_memory(args.user, args.text, importance=args.importance))
+    elif args.action == "import":
+        _import(args, memory)
     elif args.action == "edit":
         _print_memory(
             memory.update_memory(args.user, args.memory_id, text=args.text,
@@ -112,6 +114,67 @@ def _read_export(file: str) -> Any:
         ) from exc
 
 
+def _read_facts(file: str) -> tuple[list[Any], list[str]]:
+    """The facts of a JSON array or JSON Lines file, and where each one is (for errors)."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{file} is not UTF-8 text ({exc.reason})") from exc
+    try:
+        if text.lstrip().startswith("["):
+            facts = json.loads(text)
+            return facts, [f"{file} item {n}" for n in range(len(facts))]
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        where = [f"{file} line {n}" for n, _ in lines]
+        return [json.loads(line) for _, line in lines], where
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"{file} is neither a JSON array nor JSON Lines ({exc})") from exc
+
+
+def _import(args: argparse.Namespace, memory: TrueMem) -> None:
+    facts, where = _read_facts(args.file)
+    try:
+        with _bar("importing") as update:
+            added = memory.add_memories(args.user, facts, importance=args.importance,
+                                        kind=args.kind, progress=update)
+    except InvalidInputError as exc:  # "item N: why" -> where item N is in the file
+        item, _, why = str(exc).partition(": ")
+        if not item.startswith("item ") or not item[5:].isdigit():
+            raise
+        raise InvalidInputError(f"{where[int(item[5:])]}: {why}") from exc
+    print(f"imported {len(added)} facts for user {args.user!r} "
+          f"into {len({m.id for m in added})} memories")
+
+
+@contextlib.contextmanager
+def _bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr from the first ``update(done, total)`` on (so that an
+    error found before any work is the only line)."""
+    # rich draws a live bar on a terminal and prints the final state elsewhere (logs, CI)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bar = Progress(label, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True))
+    task = bar.add_task(label, total=None)
+    started = threading.Event()
+
+    def update(done: int, total: int) -> None:
+        if not started.is_set():
+            started.set()
+            bar.start()
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if started.is_set():
+            bar.stop()
+
+
 def _user(args: argparse.Namespace, memory: TrueMem) -> None:
     if args.action == "export":
         text = json.dumps(memory.export_user(args.user), indent=2, ensure_ascii=False)
@@ -133,15 +196,8 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
 
 
 def _reembed(args: argparse.Namespace, memory: TrueMem) -> None:
-    # rich draws a live bar on a terminal and prints the final state elsewhere (logs, CI)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress("re-embedding", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True)) as bar:
-        task = bar.add_task("re-embedding", total=None)
-        count = memory.reembed(
-            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with _bar("re-embedding") as update:
+        count = memory.reembed(progress=update)
     print(f"re-embedded {count} memories")
 
 
@@ -515,10 +571,13 @@ def _add_worker(commands: Any) -> None:
 
 
 def _add_memories(commands: Any) -> None:
-    mem = commands.add_parser("memories", help="list, show, add, edit, delete, search memories")
+    mem = commands.add_parser(
+        "memories", help="list, show, add, import, edit, delete, search memories")
     mem_actions = mem.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in [("list", "a user's memories"), ("show", "one memory and its history"),
-                       ("add", "store a fact"), ("edit", "change a memory"),
+                       ("add", "store a fact"),
+                       ("import", "add the facts of a JSON Lines file or JSON array"),
+                       ("edit", "change a memory"),
                        ("delete", "delete a memory and its text"),
                        ("search", "the memories closest to a query")]:
         sub = mem_actions.add_parser(name, help=text)
@@ -530,7 +589,12 @@ def _add_memories(commands: Any) -> None:
             sub.add_argument("--json", action="store_true", help="print JSON")
         if name == "add":
             sub.add_argument("text")
-        if name in ("add", "edit"):
+        if name == "import":
+            sub.add_argument("file", help='one fact a line: "text" or {"text": ..., '
+                             '"importance": ..., "kind": ...}; or a JSON array of them')
+            sub.add_argument("--kind", choices=get_args(Kind),
+                             help="the kind of facts without one (default: classified)")
+        if name in ("add", "import", "edit"):
             sub.add_argument("--importance", type=int, choices=range(1, 6))
         if name == "edit":
             sub.add_argument("--text")
@@ -558,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="TrueMem's command line: the demo, memories and users, re-embedding, "
         "maintenance, background workers.",
         epilog="A mistake prints one 'truemem: error: ...' line and exits with status 2. "
-        "Only 'memories add' and 'user import' create a missing store.")
+        "Only 'memories add', 'memories import' and 'user import' create a missing store.")
     parser.add_argument(
         "--database", metavar="URL",
         help="SQLite path or database URL "
