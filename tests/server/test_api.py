@@ -1,0 +1,230 @@
+"""The HTTP API through the real app on both backends: the two calls, memories, search,
+sessions and users; tenants; typed errors, limits and health checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from api_client import open_api, rows_of
+from migration_steps import migrate
+
+from truemem_core import StorageError
+from truemem_server.settings import ServerSettings
+
+ANA = "/v1/users/ana"
+
+
+async def test_the_two_calls_and_a_memory_round_trip(store_url: str) -> None:
+    async with open_api(store_url) as api:
+        auth = await api.key()
+        said = {"user_id": "ana", "session_id": "s1",
+                "user_message": "Remember that I am allergic to peanuts.",
+                "assistant_message": "Noted: no peanuts."}
+        recorded = await api.client.post("/v1/record", json=said, headers=auth)
+        assert recorded.status_code == 201, recorded.text
+        assert recorded.json()["assistant_message_id"] > recorded.json()["user_message_id"]
+        await api.memory.adrain()
+        added = await api.client.post(f"{ANA}/memories", headers=auth,
+                                      json={"text": "Lives in Lisbon", "importance": 4})
+        assert added.status_code == 201, added.text
+        fact = added.json()
+        assert (fact["user_id"], fact["text"], fact["importance"]) == ("ana", "Lives in Lisbon", 4)
+
+        context = await api.client.post("/v1/context", headers=auth, json={
+            "user_id": "ana", "session_id": "s1", "message": "Where do I live?"})
+        assert context.status_code == 200, context.text
+        body = context.json()
+        assert body["user_id"] == "ana"
+        assert fact["id"] in {m["id"] for m in body["facts"]}
+        assert body["messages"][0]["role"] == "system"
+        assert "- Lives in Lisbon" in body["messages"][0]["content"]
+        assert body["messages"][-1] == {"role": "user", "content": "Where do I live?"}
+        assert [m["content"] for m in body["recent_messages"]] == [
+            said["user_message"], said["assistant_message"]]
+
+        one = f"{ANA}/memories/{fact['id']}"
+        changed = await api.client.patch(one, headers=auth, json={"text": "Lives in Porto"})
+        assert changed.json()["text"] == "Lives in Porto"
+        judged = await api.client.post(f"{one}/feedback", headers=auth,
+                                       json={"verdict": "helpful"})
+        assert judged.status_code == 200, judged.text
+        history = (await api.client.get(f"{one}/history", headers=auth)).json()
+        assert [e["action"] for e in history][:2] == ["added", "updated"]
+        hits = (await api.client.post("/v1/search", headers=auth, json={
+            "user_id": "ana", "query": "Porto", "k": 3, "kind": ["semantic"],
+            "min_importance": 4})).json()
+        assert hits[0]["memory"]["id"] == fact["id"]
+        assert hits[0]["explanation"].startswith(f"{hits[0]['score']:.4g} = ")
+        assert hits[0]["ranks"] and hits[0]["channels"]
+        listed = (await api.client.get(f"{ANA}/memories", headers=auth)).json()
+        assert fact["id"] in [m["id"] for m in listed]
+        assert (await api.client.delete(one, headers=auth)).status_code == 204
+        assert (await api.client.get(one, headers=auth)).status_code == 404
+
+
+async def test_sessions_and_users(store_url: str) -> None:
+    async with open_api(store_url) as api:
+        auth = await api.key()
+        await api.client.post("/v1/record", headers=auth, json={
+            "user_id": "ana", "session_id": "s1", "user_message": "I sail on weekends.",
+            "assistant_message": "Nice."})
+        await api.client.post(f"{ANA}/memories", headers=auth, json={"text": "Owns a ketch"})
+        await api.memory.adrain()
+        session = (await api.client.get(f"{ANA}/sessions/s1", headers=auth)).json()
+        assert session["user_id"] == "ana"
+        assert [m["role"] for m in session["recent"]] == ["user", "assistant"]
+
+        export = (await api.client.get(f"{ANA}/export", headers=auth)).json()
+        assert export["user_id"] == "ana"
+        assert {m["user_id"] for m in export["memories"]} == {"ana"}
+        assert "acme" not in str(export)
+        imported = await api.client.post("/v1/users/ben/import", headers=auth, json=export)
+        assert imported.status_code == 201, imported.text
+        assert "Owns a ketch" in [m["text"] for m in imported.json()]
+        assert {m["user_id"] for m in imported.json()} == {"ben"}
+
+        cleared = await api.client.delete(f"{ANA}/sessions/s1", headers=auth)
+        assert cleared.status_code == 204
+        session = (await api.client.get(f"{ANA}/sessions/s1", headers=auth)).json()
+        assert session["recent"] == []
+        erased = await api.client.delete(ANA, headers=auth)
+        assert erased.status_code == 200
+        assert erased.json()["user_id"] == "ana" and erased.json()["memories_removed"] >= 1
+        assert (await api.client.get(f"{ANA}/memories", headers=auth)).json() == []
+        assert rows_of(store_url, "acme/ana")["memories"] == []
+
+
+async def test_tenants_share_no_user(store_url: str) -> None:
+    async with open_api(store_url) as api:
+        acme, globex = await api.key("acme"), await api.key("globex")
+        mine = await api.client.post(f"{ANA}/memories", headers=acme,
+                                     json={"text": "Works at Acme on rockets"})
+        theirs = await api.client.post(f"{ANA}/memories", headers=globex,
+                                       json={"text": "Works at Globex on magnets"})
+        assert mine.json()["user_id"] == theirs.json()["user_id"] == "ana"
+        listed = (await api.client.get(f"{ANA}/memories", headers=globex)).json()
+        assert [m["text"] for m in listed] == ["Works at Globex on magnets"]
+        hits = (await api.client.post("/v1/search", headers=globex, json={
+            "user_id": "ana", "query": "rockets Acme"})).json()
+        assert "rockets" not in str(hits)
+        other = f"{ANA}/memories/{mine.json()['id']}"
+        for method in ("GET", "DELETE"):
+            answer = await api.client.request(method, other, headers=globex)
+            assert answer.status_code == 404
+            assert "acme" not in answer.text
+        assert {row[1] for row in rows_of(store_url)["memories"]} == {"acme/ana", "globex/ana"}
+
+
+async def test_a_per_user_key_acts_on_its_user_only(store_url: str) -> None:
+    async with open_api(store_url) as api:
+        ana = await api.key(user="ana")
+        assert (await api.client.get(f"{ANA}/memories", headers=ana)).status_code == 200
+        refused = await api.client.get("/v1/users/bob/memories", headers=ana)
+        assert refused.status_code == 403
+        assert refused.json()["error"]["type"] == "PermissionDeniedError"
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    ({"user_id": "ana", "session_id": "s", "message": 5}, "message"),
+    ({"user_id": "ana", "session_id": "s"}, "message"),
+    ({"user_id": "ana", "session_id": "s", "message": "hi", "extra": 1}, "extra"),
+    ({"user_id": "a/b", "session_id": "s", "message": "hi"}, "user_id"),
+    ({"user_id": "ana", "session_id": "s", "message": "   "}, "empty"),
+    ({"user_id": "ana", "session_id": "s", "message": "x" * 100_001}, "100000"),
+])
+async def test_bad_input_is_a_typed_422(store_url: str, body: dict[str, Any], where: str
+                                        ) -> None:
+    async with open_api(store_url) as api:
+        answer = await api.client.post("/v1/context", json=body, headers=await api.key())
+        assert answer.status_code == 422, answer.text
+        error = answer.json()["error"]
+        assert error["type"] == "InvalidInputError"
+        assert where in error["message"]
+        assert rows_of(store_url)["messages"] == []
+
+
+async def test_bodies_over_the_limit_are_refused_unread(store_url: str) -> None:
+    settings = ServerSettings(max_body_bytes=1000, max_import_bytes=5000)
+    async with open_api(store_url, settings) as api:
+        auth = await api.key()
+        big = {"user_id": "ana", "session_id": "s", "message": "x" * 2000}
+        answer = await api.client.post("/v1/context", json=big, headers=auth)
+        assert answer.status_code == 413
+        assert answer.json()["error"]["type"] == "PayloadTooLargeError"
+
+        async def chunks() -> Any:  # no Content-Length: counted as it arrives
+            for _ in range(20):
+                yield b" " * 100
+
+        streamed = await api.client.post("/v1/context", content=chunks(),
+                                         headers={**auth, "Content-Type": "application/json"})
+        assert streamed.status_code == 413
+        small_import = await api.client.post(
+            "/v1/users/ana/import", headers=auth,
+            json={"format": "truemem.user/1", "memories": [], "pad": "x" * 2000})
+        assert small_import.status_code == 201, small_import.text
+
+
+async def test_no_stack_trace_or_sql_in_any_response(
+        store_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with open_api(store_url) as api:
+        auth = await api.key()
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("SELECT password FROM secrets WHERE user = 'acme/ana'")
+
+        async def down(*args: object, **kwargs: object) -> None:
+            raise StorageError("database error: the database is unreachable")
+
+        monkeypatch.setattr(api.memory, "aget_memory", broken)
+        answer = await api.client.get(f"{ANA}/memories/x", headers=auth)
+        assert answer.status_code == 500
+        assert answer.json() == {"error": {
+            "type": "InternalError", "message": "internal error; the server log has the details"}}
+        assert "SELECT" in caplog.text  # the log has it, the response does not
+        monkeypatch.setattr(api.memory, "alist_memories", down)
+        answer = await api.client.get(f"{ANA}/memories", headers=auth)
+        assert answer.status_code == 503
+        assert answer.json()["error"]["type"] == "StorageError"
+        for path in ("/v1/nowhere", f"{ANA}/memories/x/nothing"):
+            missing = await api.client.get(path, headers=auth)
+            assert missing.status_code == 404
+            assert missing.json()["error"]["type"] == "NotFoundError"
+        wrong = await api.client.put(f"{ANA}/memories", headers=auth)
+        assert wrong.status_code == 405
+        assert wrong.json()["error"]["type"] == "MethodNotAllowedError"
+
+
+async def test_health_readiness_and_the_docs(tmp_url: str) -> None:
+    await migrate(tmp_url, "upgrade", "0008")
+    async with open_api(tmp_url) as api:  # a store one migration behind
+        assert (await api.client.get("/healthz")).json() == {"status": "ok"}
+        behind = await api.client.get("/readyz")
+        assert behind.status_code == 503
+        assert behind.json() == {"status": "unavailable",
+                                 "checks": {"database": "schema at 0008, expected 0009"}}
+        await api.key()  # the first use of the store migrates it
+        ready = await api.client.get("/readyz")
+        assert (ready.status_code, ready.json()["checks"]) == (200, {"database": "ok"})
+        schema = (await api.client.get("/openapi.json")).json()
+        assert "/v1/context" in schema["paths"]
+        assert (await api.client.get("/docs")).status_code == 200
+    async with open_api(tmp_url, ServerSettings(redis_url="redis://127.0.0.1:1/0")) as api:
+        answer = await api.client.get("/readyz")
+        assert answer.status_code == 503
+        assert answer.json()["checks"] == {"database": "ok", "broker": "unreachable"
+                                           " (ConnectionError)"}
+
+
+def test_errors_have_one_shape_in_the_schema() -> None:
+    from truemem_server.app import create_app
+
+    schema = create_app().openapi()
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                if status.startswith(("4", "5")) and path.startswith("/v1"):
+                    ref = response["content"]["application/json"]["schema"]["$ref"]
+                    assert ref.endswith("/ErrorBody"), (path, status)
