@@ -179,7 +179,7 @@ def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
 _DESCRIPTIONS = {
     401: "no API key, or an unknown or revoked one",
     403: "the key may not act on this user, or is read-only",
-    404: "no such record for this user",
+    404: "no such record for this user (or no such path)",
     413: "the request body is over the limit",
     422: "invalid input: nothing was written",
     500: "internal error",

@@ -8,13 +8,18 @@ that nothing was read or changed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import db_access
 import httpx
+import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import select
 
@@ -72,3 +77,36 @@ def rows_of(url: str, user: str | None = None) -> dict[str, list[tuple[Any, ...]
             query = query.where(tables[name].c.user_id == user)
         found[name] = sorted((tuple(row) for row in db_access.rows(url, query)), key=repr)
     return found
+
+
+@contextlib.contextmanager
+def live_server(app: FastAPI) -> Iterator[str]:
+    """``app`` on uvicorn in a thread, on a free loopback port; yields its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def new_key(url: str, tenant: str = "acme", **scope: Any) -> str:
+    """A key made on the store at ``url`` from outside the app (as `truemem keys` does)."""
+
+    async def make() -> str:
+        store = KeyStore(url)
+        try:
+            return (await store.create(tenant, **scope))[1]
+        finally:
+            await store.close()
+
+    return asyncio.run(make())

@@ -10,7 +10,7 @@ from truemem_server.models import ContextOut, ContextRequest, RecordedOut, Recor
 from truemem_server.routes.deps import Memory, ReadUser, WriteUser
 
 router = APIRouter(tags=["conversation"],
-                   responses=documented(401, 403, 413, 422, 500, 503))
+                   responses=documented(401, 403, 404, 413, 422, 500, 503))
 
 
 @router.post("/context", response_model=ContextOut, summary="Context for the next answer")

@@ -21,9 +21,8 @@ from truemem_server.models import (
 )
 from truemem_server.routes.deps import Memory, ReadUser, WriteUser
 
-router = APIRouter(tags=["memories"], responses=documented(401, 403, 413, 422, 500, 503))
+router = APIRouter(tags=["memories"], responses=documented(401, 403, 404, 413, 422, 500, 503))
 ONE = "/users/{user_id}/memories/{memory_id}"
-_404 = documented(404)
 
 
 @router.get("/users/{user_id}/memories", response_model=list[MemoryOut],
@@ -42,19 +41,19 @@ async def add_memory(body: NewMemory, user: WriteUser, memory: Memory) -> Memory
         user, body.text, importance=body.importance, kind=body.kind, source=body.source))
 
 
-@router.get(ONE, response_model=MemoryOut, responses=_404, summary="One memory")
+@router.get(ONE, response_model=MemoryOut, summary="One memory")
 async def get_memory(user: ReadUser, memory_id: str, memory: Memory) -> MemoryOut:
     return MemoryOut.of(await memory.aget_memory(user, memory_id))
 
 
-@router.patch(ONE, response_model=MemoryOut, responses=_404, summary="Change a memory")
+@router.patch(ONE, response_model=MemoryOut, summary="Change a memory")
 async def update_memory(body: MemoryChange, user: WriteUser, memory_id: str,
                         memory: Memory) -> MemoryOut:
     return MemoryOut.of(await memory.aupdate_memory(
         user, memory_id, text=body.text, importance=body.importance))
 
 
-@router.delete(ONE, status_code=204, response_class=Response, responses=_404,
+@router.delete(ONE, status_code=204, response_class=Response,
                summary="Delete a memory")
 async def delete_memory(user: WriteUser, memory_id: str, memory: Memory) -> Response:
     """Deletes the memory; its text is removed from its history too."""
@@ -62,13 +61,13 @@ async def delete_memory(user: WriteUser, memory_id: str, memory: Memory) -> Resp
     return Response(status_code=204)
 
 
-@router.get(f"{ONE}/history", response_model=list[MemoryEventOut], responses=_404,
+@router.get(f"{ONE}/history", response_model=list[MemoryEventOut],
             summary="A memory's history")
 async def history(user: ReadUser, memory_id: str, memory: Memory) -> list[MemoryEventOut]:
     return [MemoryEventOut.of(e) for e in await memory.ahistory(user, memory_id)]
 
 
-@router.post(f"{ONE}/feedback", response_model=MemoryOut, responses=_404,
+@router.post(f"{ONE}/feedback", response_model=MemoryOut,
              summary="Mark a memory helpful, irrelevant or wrong")
 async def feedback(body: FeedbackRequest, user: WriteUser, memory_id: str,
                    memory: Memory) -> MemoryOut:

@@ -11,7 +11,7 @@ from truemem_server.errors import documented
 from truemem_server.models import ErasedOut, MemoryOut, shown_export
 from truemem_server.routes.deps import Memory, ReadUser, WriteUser
 
-router = APIRouter(tags=["users"], responses=documented(401, 403, 413, 422, 500, 503))
+router = APIRouter(tags=["users"], responses=documented(401, 403, 404, 413, 422, 500, 503))
 
 
 @router.get("/users/{user_id}/export", response_model=dict[str, Any],
