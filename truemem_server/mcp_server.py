@@ -19,9 +19,11 @@ any server process behind a load balancer can answer any request.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Literal
@@ -381,7 +383,32 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     manager = server.session_manager
     app.router.routes.append(Route(path, KeyGate(manager), include_in_schema=False))
-    app.state.lifespans.append(lambda _app: manager.run())  # entered once the app starts
+    app.state.lifespans.append(lambda _app: running(manager))  # entered as the app starts
+
+
+@asynccontextmanager
+async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
+    """The session manager's task group, held by a task of its own: a lifespan may be
+    entered and left by different tasks (a test fixture's are), a task group may not."""
+    stop = asyncio.Event()
+    up = asyncio.Event()
+
+    async def hold() -> None:
+        async with manager.run():
+            up.set()
+            await stop.wait()
+
+    holder = asyncio.create_task(hold(), name="truemem-mcp-sessions")
+    ready = asyncio.create_task(up.wait())
+    await asyncio.wait({holder, ready}, return_when=asyncio.FIRST_COMPLETED)
+    if holder.done():  # it failed to start: say why
+        ready.cancel()
+        holder.result()
+    try:
+        yield
+    finally:
+        stop.set()
+        await holder
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from live_server import serve
+from api_client import live_server as serve
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 

@@ -1,0 +1,151 @@
+"""The inspector's rules over HTTP, on both backends: the cookie, the origin check, scopes,
+escaping, the tenant's user list. (tests/server/test_ui_browser.py drives it in Chromium.)"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from api_client import Api, open_api
+
+from truemem_server.ui.users import tenant_users
+
+ORIGIN = {"Origin": "http://truemem.test"}
+
+
+@pytest.fixture
+async def api(store_url: str) -> AsyncIterator[Api]:
+    async with open_api(store_url) as opened:
+        yield opened
+
+
+async def signed_in(api: Api, **scope: object) -> httpx.AsyncClient:
+    """The API's client with a new key of ``acme`` in the inspector's cookie."""
+    key = (await api.key("acme", **scope))["Authorization"].removeprefix("Bearer ")  # type: ignore[arg-type]
+    response = await api.client.post("/ui/login", data={"key": key}, headers=ORIGIN)
+    assert response.status_code == 303, response.text
+    return api.client
+
+
+async def test_the_key_cookie_is_http_only_strict_and_kept_to_the_pages(api: Api) -> None:
+    key = (await api.key("acme"))["Authorization"].removeprefix("Bearer ")
+    response = await api.client.post("/ui/login", data={"key": key}, headers=ORIGIN)
+    assert response.headers["location"] == "/ui/"
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/ui" in cookie
+    page = await api.client.get("/ui/")
+    assert page.status_code == 200
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["cache-control"] == "no-store"
+    assert key not in page.text
+
+
+async def test_pages_without_a_key_lead_to_the_sign_in_form(api: Api) -> None:
+    for path in ("/ui/", "/ui/users/ana", "/ui/users/ana/export"):
+        response = await api.client.get(path)
+        assert (response.status_code, response.headers["location"]) == (303, "/ui/login")
+    wrong = await api.client.post("/ui/login", data={"key": "tm_nope"}, headers=ORIGIN)
+    assert wrong.status_code == 401
+    assert "unknown or revoked" in wrong.text
+
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Origin": "http://evil.test"}, {"Origin": "null"},
+    {"Referer": "http://evil.test/ui/users/ana"},
+], ids=["none", "other-origin", "null-origin", "other-referer"])
+async def test_a_form_from_elsewhere_is_refused(api: Api, headers: dict[str, str]) -> None:
+    client = await signed_in(api)
+    added = await api.memory.aadd_memory("acme/ana", "Lives in Porto")
+    forms = [(f"/ui/users/ana/memories/{added.id}", {"text": "x", "importance": "1"}),
+             (f"/ui/users/ana/memories/{added.id}/delete", {}),
+             ("/ui/users/ana/erase", {"typed": "ana"}), ("/ui/logout", {})]
+    for path, data in forms:
+        response = await client.post(path, data=data, headers=headers)
+        assert response.status_code == 403, path
+        assert "inspector&#39;s own pages" in response.text
+    assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Lives in Porto"]
+    same = await client.post(f"/ui/users/ana/memories/{added.id}/delete",
+                             headers={"Referer": "http://truemem.test/ui/users/ana"})
+    assert same.status_code == 303
+    assert await api.memory.alist_memories("acme/ana") == []
+
+
+async def test_everything_shown_is_escaped(api: Api) -> None:
+    client = await signed_in(api)
+    hostile = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    await api.memory.aadd_memory("acme/ana", f"Wrote {hostile} in a form")
+    await api.memory.aadd_memory(f"acme/{hostile[:20]}", "A user with a hostile id")
+    pages = [await client.get("/ui/users/ana"), await client.get("/ui/users/ana",
+                                                                  params={"q": hostile}),
+             await client.get("/ui/")]
+    for page in pages:
+        assert page.status_code == 200
+        assert "<script>" not in page.text and "<img src=x" not in page.text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in pages[0].text
+
+
+async def test_a_per_user_key_sees_its_user_only_and_ids_stay_in_the_tenant(api: Api) -> None:
+    mine = await api.memory.aadd_memory("acme/ana", "Likes jazz")
+    theirs = await api.memory.aadd_memory("beta/ana", "Likes metal")
+    client = await signed_in(api, user="ana")
+    home = await client.get("/ui/")
+    assert (home.status_code, home.headers["location"]) == (303, "/ui/users/ana")
+    assert "Likes jazz" in (await client.get("/ui/users/ana")).text
+    for path in ("/ui/users/bob", "/ui/users/bob/export", "/ui/open?user=bob"):
+        response = await client.get(path)
+        assert response.status_code == 403, path
+    other = await client.get(f"/ui/users/ana/memories/{theirs.id}")
+    assert other.status_code == 404
+    assert "Likes metal" not in other.text
+    page = await client.get(f"/ui/users/ana/memories/{mine.id}")
+    assert page.status_code == 200 and "Likes jazz" in page.text
+    exported = await client.get("/ui/users/ana/export")
+    assert exported.headers["content-disposition"] == 'attachment; filename="ana.json"'
+    assert "acme/" not in exported.text and "Likes jazz" in exported.text
+
+
+async def test_a_read_only_key_looks_and_cannot_change(api: Api) -> None:
+    added = await api.memory.aadd_memory("acme/ana", "Likes jazz")
+    client = await signed_in(api, read_only=True)
+    page = await client.get(f"/ui/users/ana/memories/{added.id}")
+    assert page.status_code == 200 and "Save" not in page.text
+    edit = await client.post(f"/ui/users/ana/memories/{added.id}",
+                             data={"text": "Hates jazz", "importance": "1"}, headers=ORIGIN)
+    erase = await client.post("/ui/users/ana/erase", data={"typed": "ana"}, headers=ORIGIN)
+    assert (edit.status_code, erase.status_code) == (403, 403)
+    assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Likes jazz"]
+
+
+async def test_bad_forms_are_pages_not_traces(api: Api) -> None:
+    added = await api.memory.aadd_memory("acme/ana", "Likes jazz")
+    client = await signed_in(api)
+    for data in ({"text": "x", "importance": "9"}, {"text": "   ", "importance": "3"},
+                 {"importance": "3"}):
+        response = await client.post(f"/ui/users/ana/memories/{added.id}", data=data,
+                                     headers=ORIGIN)
+        assert response.status_code == 422, data
+        assert response.headers["content-type"].startswith("text/html")
+        assert "Traceback" not in response.text
+    missing = await client.get("/ui/users/ana/memories/nope")
+    assert missing.status_code == 404 and "no such memory" in missing.text
+    bad_user = await client.get("/ui/open", params={"user": "a\x00b"})
+    assert bad_user.status_code == 422
+
+
+async def test_the_user_list_keeps_to_the_tenant(api: Api) -> None:
+    for user in ("acme/ana", "acme/bob", "acme/bo", "acme-eu/eve", "acme2/zed", "acm/x",
+                 "acme_/y", "beta/ana"):
+        await api.memory.aadd_memory(user, f"A fact of {user}")
+    await api.memory.arecord("acme/carl", "s1", "Hello there", "Hi!")
+    db = api.keys.db
+    listed = await tenant_users(db, "acme")
+    assert [(u.user, u.memories, u.sessions) for u in listed] == [
+        ("ana", 1, 0), ("bo", 1, 0), ("bob", 1, 0), ("carl", 0, 1)]
+    assert [u.user for u in await tenant_users(db, "acme", "bo")] == ["bo", "bob"]
+    assert [u.user for u in await tenant_users(db, "acme", "b%")] == []
+    assert [u.user for u in await tenant_users(db, "beta")] == ["ana"]
+    client = await signed_in(api)
+    page = await client.get("/ui/", params={"find": "bo"})
+    assert "bob" in page.text and "carl" not in page.text and "eve" not in page.text

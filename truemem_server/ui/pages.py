@@ -1,0 +1,167 @@
+"""The inspector's pages: sign in, pick a user, their memories, search, one memory, erase.
+
+Every page reads the key from the cookie (``access``); every form also passes the
+same-origin check, and a write needs a key that is not read-only. Pages go through
+the core's async API, as the JSON routes do.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from starlette.responses import FileResponse, Response
+
+from truemem_server.auth import key_store
+from truemem_server.keys import MAX_USER_CHARS
+from truemem_server.models import Mode, shown_export
+from truemem_server.routes.deps import Memory
+from truemem_server.ui.access import (
+    Editor,
+    Viewer,
+    drop_key,
+    keep_key,
+    same_origin,
+    storage_id,
+)
+from truemem_server.ui.render import HEADERS, HERE, UiRoute, base, page, path_part, see
+from truemem_server.ui.users import tenant_users
+
+router = APIRouter(route_class=UiRoute, include_in_schema=False)
+NOTICES = {"saved": "Saved.", "deleted": "Memory deleted.", "erased": "User erased.",
+           "signed-out": "Signed out."}
+Text = Annotated[str, Form(min_length=1, max_length=20_000)]
+Importance = Annotated[int, Form(ge=1, le=5)]
+SameOrigin = Annotated[None, Depends(same_origin)]
+
+
+def user_url(request: Request, user: str) -> str:
+    return f"{base(request)}/users/{path_part(user)}"
+
+
+def memory_url(request: Request, user: str, memory_id: str) -> str:
+    return f"{user_url(request, user)}/memories/{path_part(memory_id)}"
+
+
+@router.get("/static/style.css")
+async def style() -> Response:
+    return FileResponse(HERE / "static" / "style.css", media_type="text/css",
+                        headers={"Cache-Control": "max-age=3600"})
+
+
+@router.get("/login", name="ui_login")
+async def login_form(request: Request, done: str = "") -> Response:
+    return page(request, "login.html", notice=NOTICES.get(done))
+
+
+@router.post("/login")
+async def login(request: Request, _: SameOrigin,
+                key: Annotated[str, Form(max_length=200)] = "") -> Response:
+    found = await key_store(request).verify(key.strip()) if key.strip() else None
+    if found is None:
+        return page(request, "login.html", 401, failed=True)
+    response = see(f"{base(request)}/")
+    keep_key(response, request, key.strip())
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, _: SameOrigin) -> Response:
+    response = see(f"{request.url_for('ui_login').path}?done=signed-out")
+    drop_key(response, request)
+    return response
+
+
+@router.get("/", name="ui_index")
+async def index(request: Request, principal: Viewer, find: str = "",
+                done: str = "") -> Response:
+    if principal.user is not None:
+        return see(user_url(request, principal.user))
+    users = await tenant_users(key_store(request).db, principal.tenant,
+                               find.strip()[:MAX_USER_CHARS])
+    return page(request, "users.html", users=users, find=find, notice=NOTICES.get(done))
+
+
+@router.get("/open")
+async def open_user(request: Request, principal: Viewer, user: str = "") -> Response:
+    storage_id(principal, user.strip())  # a bad id or another user's is refused here
+    return see(user_url(request, user.strip()))
+
+
+@router.get("/users/{user}")
+async def user_page(
+    request: Request, user: str, principal: Viewer, memory: Memory,
+    q: Annotated[str, Query(max_length=2000)] = "", mode: Mode = "hybrid",
+    archived: bool = False, done: str = "",
+) -> Response:
+    stored = storage_id(principal, user)
+    listed = await memory.alist_memories(stored, include_archived=archived)
+    hits = None
+    if q.strip():
+        hits = await memory.asearch(stored, q, k=10, mode=mode, include_archived=archived)
+    return page(request, "user.html", user=user, memories=listed, hits=hits, q=q,
+                mode=mode, archived=archived, notice=NOTICES.get(done))
+
+
+@router.get("/users/{user}/memories/{memory_id}")
+async def memory_page(request: Request, user: str, memory_id: str, principal: Viewer,
+                      memory: Memory, done: str = "") -> Response:
+    stored = storage_id(principal, user)
+    found = await memory.aget_memory(stored, memory_id)
+    history = await memory.ahistory(stored, memory_id)
+    return page(request, "memory.html", user=user, memory=found,
+                history=list(reversed(history)), notice=NOTICES.get(done))
+
+
+@router.post("/users/{user}/memories/{memory_id}")
+async def edit_memory(request: Request, user: str, memory_id: str, principal: Editor,
+                      memory: Memory, text: Text, importance: Importance) -> Response:
+    stored = storage_id(principal, user)
+    current = await memory.aget_memory(stored, memory_id)
+    new_text = text.strip() if text.strip() != current.text else None
+    new_importance = importance if importance != current.importance else None
+    if new_text is not None or new_importance is not None:
+        await memory.aupdate_memory(stored, memory_id, text=new_text, importance=new_importance)
+    return see(f"{memory_url(request, user, memory_id)}?done=saved")
+
+
+@router.get("/users/{user}/memories/{memory_id}/delete")
+async def confirm_delete(request: Request, user: str, memory_id: str, principal: Viewer,
+                         memory: Memory) -> Response:
+    found = await memory.aget_memory(storage_id(principal, user), memory_id)
+    return page(request, "delete.html", user=user, memory=found)
+
+
+@router.post("/users/{user}/memories/{memory_id}/delete")
+async def delete_memory(request: Request, user: str, memory_id: str, principal: Editor,
+                        memory: Memory) -> Response:
+    await memory.adelete_memory(storage_id(principal, user), memory_id)
+    return see(f"{user_url(request, user)}?done=deleted")
+
+
+@router.get("/users/{user}/export")
+async def export_user(user: str, principal: Viewer, memory: Memory) -> Response:
+    data = shown_export(await memory.aexport_user(storage_id(principal, user)))
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)[:80]
+    return Response(json.dumps(data, indent=2, ensure_ascii=False), media_type="application/json",
+                    headers={**HEADERS,
+                             "Content-Disposition": f'attachment; filename="{name}.json"'})
+
+
+@router.get("/users/{user}/erase")
+async def confirm_erase(request: Request, user: str, principal: Viewer) -> Response:
+    storage_id(principal, user)
+    return page(request, "erase.html", user=user)
+
+
+@router.post("/users/{user}/erase")
+async def erase_user(request: Request, user: str, principal: Editor, memory: Memory,
+                     typed: Annotated[str, Form(max_length=MAX_USER_CHARS)] = "") -> Response:
+    stored = storage_id(principal, user)
+    if typed != user:
+        return page(request, "erase.html", 422, user=user, mistyped=True)
+    await memory.aerase_user(stored)
+    if principal.user is not None:
+        return see(f"{user_url(request, user)}?done=erased")
+    return see(f"{base(request)}/?done=erased")
