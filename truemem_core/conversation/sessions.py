@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,33 +34,55 @@ def _message(row: Any) -> Message:
     return Message(row.id, row.role, row.content, row.tokens, row.created_at, row.summarized)
 
 
+class Appended(NamedTuple):
+    ids: list[int]  # the new messages', in order
+    unsummarized: int  # tokens of the session not yet folded into its summary, new ones in
+
+
 async def append(
     conn: AsyncConnection,
     user_id: str,
     session_id: str,
     items: Sequence[NewMessage],
-) -> list[int]:
-    """Insert messages, creating the session; returns their ids.
+) -> Appended:
+    """Insert messages, creating the session; returns their ids and the session's
+    unsummarised tokens.
 
     The session row is an upsert: two calls opening the same new session at once
     both succeed (a look-up then an insert would let one fail on the primary key).
+    It reports the tokens already waiting for the summary (its statement cannot see
+    the messages inserted beside it), and the messages go in as one multi-row
+    INSERT: on PostgreSQL both in one statement, on SQLite two.
     """
     now = utcnow()
-    insert = (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(sessions)
-    await conn.execute(
-        insert.values(user_id=user_id, session_id=session_id, summary=None,
+    waiting = (select(func.coalesce(func.sum(messages.c.tokens), 0))
+               .where(messages.c.user_id == user_id, messages.c.session_id == session_id,
+                      messages.c.summarized.is_(False))
+               .scalar_subquery().label("waiting"))
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    opened = (dialect.insert(sessions)
+              .values(user_id=user_id, session_id=session_id, summary=None,
                       summarized_through=None, created_at=now, updated_at=now)
-        .on_conflict_do_update(index_elements=["user_id", "session_id"],
-                               set_={"updated_at": now}))
-    ids = []
-    for item in items:  # one by one: we need each id for provenance
-        result = await conn.execute(messages.insert().values(
-            user_id=user_id, session_id=session_id, role=item.role, content=item.content,
-            tokens=item.tokens, summarized=False, created_at=item.said_at or now))
-        key = result.inserted_primary_key
-        assert key is not None
-        ids.append(int(key[0]))
-    return ids
+              .on_conflict_do_update(index_elements=["user_id", "session_id"],
+                                     set_={"updated_at": now})
+              .returning(waiting))
+    inserted = messages.insert().values([
+        {"user_id": user_id, "session_id": session_id, "role": item.role,
+         "content": item.content, "tokens": item.tokens, "summarized": False,
+         "created_at": item.said_at or now}
+        for item in items]).returning(messages.c.id)
+    if dialect is postgresql:
+        session_cte, messages_cte = opened.cte("opened"), inserted.cte("inserted")
+        rows = (await conn.execute(select(session_cte.c.waiting, messages_cte.c.id)
+                                   .select_from(session_cte.join(messages_cte, true())))).all()
+        before = int(rows[0].waiting)
+        new_ids = [row.id for row in rows]
+    else:
+        before = int((await conn.execute(opened)).scalar_one())
+        new_ids = list((await conn.execute(inserted)).scalars())
+    # Ids grow in insertion order; RETURNING does not promise its rows' order.
+    return Appended(sorted(int(i) for i in new_ids),
+                    before + sum(item.tokens for item in items))
 
 
 async def state(
@@ -81,17 +103,6 @@ async def state(
     if row is None:
         return SessionState(None, None, last)
     return SessionState(row.summary, row.summarized_through, last)
-
-
-async def unsummarized_tokens(conn: AsyncConnection, user_id: str, session_id: str) -> int:
-    total = await conn.execute(
-        select(func.coalesce(func.sum(messages.c.tokens), 0)).where(
-            messages.c.user_id == user_id,
-            messages.c.session_id == session_id,
-            messages.c.summarized.is_(False),
-        )
-    )
-    return int(total.scalar_one())
 
 
 async def to_fold(

@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-import numpy as np
-
 from truemem_core._validation import check_id, check_text
 from truemem_core.conversation import sessions
 from truemem_core.conversation.packing import pack
@@ -140,19 +138,18 @@ class Conversation:
         return hits, recalled
 
     async def _embed(self, text: str, timings: _Timings) -> Vector:
-        vectors = await timings.time("embed", self.memories.embed([text]))
-        return np.asarray(vectors[0], dtype=np.float32)
+        return await timings.time("embed", self.memories.embed_query(text))
 
     async def _recall(
         self, user: str, session: str, text: str, vector: Awaitable[Vector]
     ) -> list[RecalledTurn]:
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.reads() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
                                 self.settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.reads() as conn:
             return (await sessions.state(conn, user, session, self.settings.recent_messages),
                     await reads.critical(conn, user, self.settings.critical_limit))
 
@@ -213,8 +210,7 @@ class Conversation:
         # token counts of long messages take milliseconds: off the event loop
         items = await asyncio.to_thread(self._check_turns, turns)
         async with self.db.transaction() as conn:
-            ids = await sessions.append(conn, user, session, items)
-            unsummarized = await sessions.unsummarized_tokens(conn, user, session)
+            ids, unsummarized = await sessions.append(conn, user, session, items)
             queued = self._jobs_for(session, items, ids, unsummarized)
             await outbox.add(conn, user, queued)
         self.on_queued([job.key for job in queued])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -57,15 +58,35 @@ def check_batch_size(value: Any) -> int:
     return value
 
 
+QUERY_CACHE_SIZE = 1024  # query embeddings kept: 1.5 MB at 384 dimensions
+QUERY_CACHE_CHARS = 2000  # longer texts are rarely asked twice word for word
+
+
 class MemoryStore:
     def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
         self.env = MemoryEnv(db, channels_for_dialect(db.dialect), settings, embedder.model_name)
+        self._queries: OrderedDict[str, Vector] = OrderedDict()  # see embed_query
 
     def check_user(self, user_id: Any) -> str:
         return check_id(user_id, "user_id", self.settings.max_id_chars)
+
+    async def embed_query(self, text: str) -> Vector:
+        """One query's embedding; a message asked again (a retry, a greeting, a button's
+        text) is served from a small LRU cache keyed by its exact text."""
+        cached = self._queries.get(text)
+        if cached is not None:
+            self._queries.move_to_end(text)
+            return cached
+        vector: Vector = (await self.embed([text]))[0]
+        vector.flags.writeable = False  # shared by every caller of this text
+        if len(text) <= QUERY_CACHE_CHARS:
+            self._queries[text] = vector
+            if len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector
 
     async def embed(self, texts: Sequence[str]) -> Vector:
         """Embed off the event loop, below its priority (``embeddings/compute.py``)."""
@@ -139,6 +160,7 @@ class MemoryStore:
         size = check_batch_size(batch_size)
         batches = [facts[i:i + size] for i in range(0, len(facts), size)]
         done: list[Memory | None] = []
+        known: bulk.Known = {}  # the user's vectors, from one batch to the next
         embedding = asyncio.ensure_future(self.embed([f.text for f in batches[0]])) \
             if batches else None
         try:
@@ -150,7 +172,8 @@ class MemoryStore:
                 ready = [dataclasses.replace(f, vector=v) for f, v in zip(batch, vectors,
                                                                            strict=True)]
                 async with self.db.transaction() as conn:
-                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit)
+                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
+                                                known=known)
                 if progress:
                     progress(len(done), len(facts))
         finally:
@@ -301,8 +324,8 @@ class MemoryStore:
             created_before=created_before,
         )
         if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
-            vector = (await self.embed([text]))[0]
-        async with self.db.transaction(readonly=True) as conn:
+            vector = await self.embed_query(text)
+        async with self.db.reads() as conn:
             hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
                                     vector, k=k, mode=mode, settings=self.settings)
             return await reads.scored(conn, user, hits)

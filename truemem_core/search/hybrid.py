@@ -61,21 +61,21 @@ async def run(
 ) -> list[Fused]:
     hybrid = mode == "hybrid"
     depth = settings.rrf_depth if hybrid else k
+    wanted = channels_for(mode, settings)
+    # the lexical channels first, in one call: they run while the query is embedded
     rankings: dict[str, Ranking] = {}
-    for channel in channels_for(mode, settings):
-        if channel == "vector":  # last: the lexical channels run while the query is embedded
-            if vector is None:
-                raise ValueError("the vector channel needs the query's embedding")
-            if inspect.isawaitable(vector):
-                vector = await vector
-            rankings[channel] = await channels.nearest(conn, corpus, vector, max(k, depth))
-        elif channel == "keyword":
-            rankings[channel] = await channels.keyword(
-                conn, corpus, keyword_terms(query), depth)
-        else:
-            rankings[channel] = await channels.trigram(
-                conn, corpus, significant_terms(query), depth,
-                threshold=settings.trigram_threshold)
+    if set(wanted) & set(LEXICAL):
+        rankings.update(await channels.lexical(
+            conn, corpus,
+            keyword_terms(query) if "keyword" in wanted else None,
+            significant_terms(query) if "trigram" in wanted else None,
+            depth, threshold=settings.trigram_threshold))
+    if "vector" in wanted:
+        if vector is None:
+            raise ValueError("the vector channel needs the query's embedding")
+        if inspect.isawaitable(vector):
+            vector = await vector
+        rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
     if not hybrid:
         return single(mode, rankings[mode], limit=k)
     rankings = {name: rankings[name] for name in ("vector", *LEXICAL) if name in rankings}

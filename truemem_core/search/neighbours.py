@@ -17,12 +17,13 @@ Each neighbour scores its best seed's fused score.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.search.channels import Corpus
@@ -38,30 +39,42 @@ async def neighbours(
     if not seeds:
         return []
     table = corpus.table
-    # the row's place: memories on one timeline, messages in their session's order
-    place = (table.c.created_at,) if table is memories else (table.c.session_id,)
-    found = await conn.execute(
-        select(table.c.id, *place).where(*corpus.where, table.c.id.in_([s.id for s in seeds])))
-    where = {row.id: (row[1], row.id) for row in found}
-    if not where:
-        return []
+    ids = [s.id for s in seeds]
+    # One statement: the rows around the seeds (a superset; ``_around`` keeps the exact
+    # window), from which the seeds' own places are read.
     if table is memories:
         window = timedelta(seconds=settings.neighbour_window_s)
-        earliest, latest = min(where.values())[0], max(where.values())[0]
-        nearby = select(table.c.created_at, table.c.id).where(
-            *corpus.where, table.c.created_at >= earliest - window,
-            table.c.created_at <= latest + window)
+        margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
+        at = table.c.created_at
+        seeds_at = select(at).where(*corpus.where, table.c.id.in_(ids))
+        earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
+        latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
+        dialect = conn.dialect.name
+        nearby = select(at, table.c.id).where(
+            *corpus.where, at >= _shifted(earliest, -margin, dialect),
+            at <= _shifted(latest, margin, dialect))
     else:
         window = None
+        sessions = (select(table.c.session_id).where(*corpus.where, table.c.id.in_(ids))
+                    .correlate(None).scalar_subquery())
         nearby = select(table.c.session_id, table.c.id).where(
-            *corpus.where, table.c.session_id.in_({at for at, _ in where.values()}))
+            *corpus.where, table.c.session_id.in_(sessions))
     timeline = sorted((row[0], row[1]) for row in await conn.execute(nearby))
+    chosen = set(ids)
+    where = {key: (place, key) for place, key in timeline if key in chosen}
     best: dict[Key, float] = {}
     for seed in seeds:
         if seed.id in where:
             for neighbour in _around(timeline, where[seed.id], settings.neighbour_span, window):
                 best[neighbour] = max(best.get(neighbour, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+def _shifted(moment: ColumnElement[Any], seconds: int, dialect: str) -> ColumnElement[Any]:
+    """``moment`` moved by whole ``seconds``, in the database's date arithmetic."""
+    if dialect == "postgresql":
+        return moment + func.make_interval(0, 0, 0, 0, 0, 0, seconds)
+    return func.datetime(moment, f"{seconds:+d} seconds")
 
 
 def _around(

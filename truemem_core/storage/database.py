@@ -188,6 +188,19 @@ class Database:
             yield conn
 
     @asynccontextmanager
+    async def reads(self) -> AsyncIterator[AsyncConnection]:
+        """A connection whose statements only read, each in its own snapshot: no BEGIN or
+        COMMIT round trips. What PostgreSQL's READ COMMITTED gives each statement of a
+        transaction anyway; for retrieval, whose statements are independent reads."""
+        await self.open()
+        try:
+            async with self.engine.connect() as conn:
+                yield await conn.execution_options(**self._dialect.read_options())
+        except (DBAPIError, SQLAlchemyError) as exc:
+            self._failed = True
+            raise storage_error(exc) from exc
+
+    @asynccontextmanager
     async def _transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
         try:
             async with self.engine.connect() as conn:

@@ -15,8 +15,17 @@ class Dialect(Protocol):
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         """Serialise the writers of one user until the transaction ends."""
 
+    def read_options(self) -> dict[str, Any]:
+        """Execution options of ``Database.reads``: statements without a transaction."""
+
 
 class SQLite:
+    def read_options(self) -> dict[str, Any]:
+        # No BEGIN (the handler below skips it): sqlite3 runs each statement on its own.
+        # Not SQLAlchemy's AUTOCOMMIT: on aiosqlite, setting and resetting that costs
+        # more round trips to the driver's thread than it saves.
+        return {"truemem_reads": True}
+
     def configure(self, engine: AsyncEngine) -> None:
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_connection: Any, _record: Any) -> None:
@@ -33,14 +42,21 @@ class SQLite:
         def _begin(conn: Any) -> None:
             # IMMEDIATE takes the write lock up front, so read-then-write
             # transactions queue instead of failing with "database is locked".
-            readonly = conn.get_execution_options().get("truemem_readonly", False)
-            conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
+            options = conn.get_execution_options()
+            if options.get("truemem_reads", False):
+                return  # ``Database.reads``: each statement on its own
+            conn.exec_driver_sql(
+                "BEGIN" if options.get("truemem_readonly", False) else "BEGIN IMMEDIATE")
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         return None  # BEGIN IMMEDIATE already serialises every writer
 
 
 class PostgreSQL:
+    def read_options(self) -> dict[str, Any]:
+        # psycopg's autocommit is a client-side switch: no BEGIN and no COMMIT sent
+        return {"isolation_level": "AUTOCOMMIT"}
+
     def configure(self, engine: AsyncEngine) -> None:
         return None
 

@@ -82,6 +82,20 @@ class Channels(Protocol):
     ) -> list[tuple[Any, float]]:
         """Fuzzy (character trigram) search for any of ``terms``: (id, score), best first."""
 
+    async def lexical(
+        self,
+        conn: AsyncConnection,
+        corpus: Corpus,
+        keyword_terms: Sequence[str] | None,
+        trigram_terms: Sequence[str] | None,
+        k: int,
+        *,
+        threshold: float,
+    ) -> dict[str, list[tuple[Any, float]]]:
+        """The keyword and trigram channels (those whose terms are not ``None``) in as
+        few round trips as the database allows: the rankings ``keyword`` and
+        ``trigram`` return, by channel name."""
+
 
 def scope(
     user_id: str, filters: SearchFilters | None, *, include_archived: bool = False

@@ -12,7 +12,8 @@ indexes of 0002 for that reason.
 ``ts_rank`` and ``word_similarity`` ignore how common a term is, so the
 lexical channels fetch which memory matches which query term and rank them
 with this user's statistics (``search.scoring``), exactly
-as the SQLite backend does.
+as the SQLite backend does. ``lexical`` runs both channels and the statistics
+they need in one statement (one round trip instead of four).
 """
 
 from __future__ import annotations
@@ -23,12 +24,19 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Float,
+    Integer,
+    Select,
     bindparam,
+    cast,
     func,
+    literal,
     literal_column,
+    null,
     or_,
     select,
+    union_all,
 )
+from sqlalchemy.dialects.postgresql import ARRAY, REAL, array
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -115,3 +123,72 @@ class PostgresChannels:
             for row in rows for i in range(len(terms)) if row[1 + i] >= threshold
         ]
         return idf_rank(hits, documents=int(documents), limit=k)
+
+    async def lexical(
+        self,
+        conn: AsyncConnection,
+        corpus: Corpus,
+        keyword_terms: Sequence[str] | None,
+        trigram_terms: Sequence[str] | None,
+        k: int,
+        *,
+        threshold: float,
+    ) -> dict[str, list[tuple[Any, float]]]:
+        keyword, trigram = list(keyword_terms or ()), list(trigram_terms or ())
+        if not keyword and not trigram:
+            return {name: [] for name, terms in (("keyword", keyword_terms),
+                                                 ("trigram", trigram_terms)) if terms is not None}
+        # One row of statistics, then one row per (channel, matching row) with the
+        # per-term matches (keyword: 0/1) or similarities (trigram) as an array of
+        # ``real``, word_similarity's own type: its values arrive as the channel's do.
+        parts = [_part(0, null(), null(), null(), corpus,
+                       func.count(), func.avg(func.length(corpus.text)))]
+        if keyword:
+            search_vector: ColumnElement[Any] = literal_column(
+                f"{corpus.table.name}.search_vector")
+            matches = [func.ts_match_vq(search_vector, _tsquery(t)) for t in keyword]
+            parts.append(_part(1, corpus.table.c.id, func.length(corpus.text),
+                               array([cast(cast(m, Integer), REAL) for m in matches]), corpus)
+                         .where(or_(*matches)))
+        if trigram:
+            scored = select(corpus.table.c.id, *(
+                func.word_similarity(t, corpus.text).label(f"s{i}") for i, t in enumerate(trigram)
+            )).where(*corpus.where).subquery()
+            similarities = [scored.c[f"s{i}"] for i in range(len(trigram))]
+            parts.append(
+                select(literal(2).label("channel"), scored.c.id, null().label("length"),
+                       array(similarities).label("values"),
+                       null().label("documents"), null().label("average"))
+                .where(func.greatest(*similarities) >= threshold))
+        documents, average = 0, None
+        words: list[tuple[Any, int, int]] = []
+        fuzzy: list[tuple[Any, int, float]] = []
+        for row in await conn.execute(union_all(*parts)):
+            if row.channel == 0:
+                documents, average = int(row.documents), row.average
+            elif row.channel == 1:
+                words += [(row.id, i, row.length) for i, hit in enumerate(row.values) if hit]
+            else:
+                fuzzy += [(row.id, i, value) for i, value in enumerate(row.values)
+                          if value >= threshold]
+        found: dict[str, list[tuple[Any, float]]] = {}
+        if keyword_terms is not None:
+            found["keyword"] = bm25_rank(words, documents=documents, average_length=average,
+                                         limit=k) if documents else []
+        if trigram_terms is not None:
+            found["trigram"] = idf_rank(fuzzy, documents=documents, limit=k) if documents else []
+        return found
+
+
+def _part(
+    channel: int, id_: ColumnElement[Any], length: ColumnElement[Any],
+    values: ColumnElement[Any], corpus: Corpus,
+    documents: ColumnElement[Any] | None = None, average: ColumnElement[Any] | None = None,
+) -> Select[Any]:
+    """One branch of ``lexical``'s UNION ALL over the corpus's rows."""
+    return select(
+        literal(channel).label("channel"), id_.label("id"), length.label("length"),
+        cast(values, ARRAY(REAL)).label("values"),
+        (null() if documents is None else documents).label("documents"),
+        (null() if average is None else average).label("average"),
+    ).where(*corpus.where)

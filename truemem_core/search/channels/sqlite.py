@@ -105,6 +105,27 @@ def _fragments(index: _Index, ranked: bool) -> CTE:
 
 
 class SQLiteChannels:
+    async def lexical(
+        self,
+        conn: AsyncConnection,
+        corpus: Corpus,
+        keyword_terms: Sequence[str] | None,
+        trigram_terms: Sequence[str] | None,
+        k: int,
+        *,
+        threshold: float,
+    ) -> dict[str, list[tuple[Any, float]]]:
+        # In-process: a statement costs a hop to the driver's thread, not a network
+        # round trip, and FTS5's MATCH must lead each query; two statements, each
+        # carrying its own statistics.
+        found: dict[str, list[tuple[Any, float]]] = {}
+        if keyword_terms is not None:
+            found["keyword"] = await self.keyword(conn, corpus, keyword_terms, k)
+        if trigram_terms is not None:
+            found["trigram"] = await self.trigram(conn, corpus, trigram_terms, k,
+                                                  threshold=threshold)
+        return found
+
     async def nearest(
         self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
     ) -> list[tuple[Any, float]]:
@@ -121,15 +142,16 @@ class SQLiteChannels:
             return []
         index = _Index.of(corpus)
         matched = _per_term(index, len(terms))
-        stats = (await conn.execute(
-            select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where))).one()
-        rows = await conn.execute(
-            select(corpus.table.c.id, matched.c.term, corpus.length)
+        rows = (await conn.execute(
+            select(corpus.table.c.id, matched.c.term, corpus.length, *_statistics(corpus))
             .select_from(_joined(corpus, index, matched))
             .where(*corpus.where),
             {"fts_user": corpus.user_id, **{f"t{i}": fts5_or_query([term])
-                                            for i, term in enumerate(terms)}})
-        return bm25_rank(rows, documents=stats[0], average_length=stats[1], limit=k)
+                                            for i, term in enumerate(terms)}})).all()
+        if not rows:
+            return []
+        return bm25_rank(((row.id, row.term, row.length) for row in rows),
+                         documents=rows[0].documents, average_length=rows[0].average, limit=k)
 
     async def trigram(
         self,
@@ -145,10 +167,12 @@ class SQLiteChannels:
             return []
         index = _Index.of(corpus)
         bound = {"fts_user": corpus.user_id, "fts_query": query}
-        documents = (await conn.execute(select(func.count()).where(*corpus.where))).scalar_one()
         limit = max(_CANDIDATES, 10 * k)
         candidates = (await conn.execute(
             _texts(corpus, index, _fragments(index, False)).limit(limit + 1), bound)).all()
+        if not candidates:
+            return []
+        documents = candidates[0].documents
         if len(candidates) > limit:
             # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
             # each fragment over every user's rows, so it is only paid here.
@@ -181,8 +205,18 @@ def _joined(corpus: Corpus, index: _Index, matched: CTE) -> Join:
 
 
 def _texts(corpus: Corpus, index: _Index, matched: CTE) -> Select[Any]:
-    return (select(corpus.table.c.id, corpus.text.label("text"))
+    return (select(corpus.table.c.id, corpus.text.label("text"), *_statistics(corpus)[:1])
             .select_from(_joined(corpus, index, matched)).where(*corpus.where))
+
+
+def _statistics(corpus: Corpus) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    """The corpus's row count and mean text length, as columns of a statement over its
+    matches: computed once per statement (uncorrelated), without a round trip of their own."""
+    of_corpus = select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where)
+    return (of_corpus.with_only_columns(func.count()).correlate(None).scalar_subquery()
+            .label("documents"),
+            of_corpus.with_only_columns(func.avg(func.length(corpus.text))).correlate(None)
+            .scalar_subquery().label("average"))
 
 
 def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:

@@ -1,0 +1,168 @@
+"""Retrieval and record in fewer round trips, with the same answers (issue #13).
+
+* ``Channels.lexical`` runs both lexical channels (and the statistics they need) in
+  one statement on PostgreSQL; on random stores, with filters, over memories and past
+  messages, it returns exactly what the two channels return one by one.
+* ``record`` writes the session, its messages and its jobs in two statements.
+* The query-embedding cache never returns another text's vector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from truemem_core import Settings, TrueMem, default_embedder
+from truemem_core.memory import service
+from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
+from truemem_core.search.filters import make_filters
+from truemem_core.search.query_text import keyword_terms, significant_terms
+from truemem_core.storage.database import Database, resolve_url
+
+WORDS = ["peanuts", "allergy", "sister", "Zoe", "Porto", "nurse", "guitar", "marathon",
+         "Berlin", "jazz", "piano", "sushi", "vegan", "coffee", "hiking", "garden", "Lisbon",
+         "Python", "teacher", "daughter", "wedding", "greenhouse", "ceremony", "dentist"]
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) + "."
+
+
+@pytest.fixture
+def random_store(store_url: str) -> Iterator[str]:
+    """Two users with random memories (kinds, importance, some archived) and sessions."""
+    rng = random.Random(13)
+    with TrueMem(store_url, settings=Settings(dedup_threshold=1.0, admission_threshold=0.0)
+                 ) as memory:
+        for user in ("ana", "bob"):
+            for _ in range(60):
+                memory.add_memory(user, sentence(rng), importance=rng.randint(1, 5),
+                                  kind=rng.choice(["semantic", "episodic"]))
+            for session in ("past", "now"):
+                memory.record_messages(user, session, [
+                    (rng.choice(["user", "assistant"]), sentence(rng)) for _ in range(30)])
+            memory.drain(timeout=120)
+            for stored in rng.sample(memory.list_memories(user), 10):
+                memory.update_memory(user, stored.id, importance=1)
+        yield store_url
+
+
+def queries(rng: random.Random) -> list[str]:
+    typos = ["Portto", "guitr", "Berln", "sushi peanutz", "who is Zoe?", "the thing"]
+    return [sentence(rng) for _ in range(12)] + typos + ["", "a"]
+
+
+async def one_by_one_and_together(url: str) -> list[tuple[Any, Any]]:
+    rng = random.Random(7)
+    db = Database(resolve_url(url), embedder=None)
+    channels = channels_for_dialect(db.dialect)
+    now = datetime.now(UTC)
+    corpora = [
+        memories_of("ana"),
+        memories_of("bob", make_filters(kind="episodic", min_importance=2)),
+        memories_of("ana", make_filters(state=["active", "archived"],
+                                        created_after=now - timedelta(days=1))),
+        memories_of("nobody"),
+        past_turns_of("ana", "now", 6),
+        past_turns_of("bob", "past", 6),
+    ]
+    pairs = []
+    try:
+        async with db.reads() as conn:
+            for corpus in corpora:
+                fuzzy_too = corpus.table.name == "memories"  # messages: keyword only
+                for query in queries(rng):
+                    words = keyword_terms(query)
+                    fuzzy = significant_terms(query) if fuzzy_too else None
+                    for k, threshold in ((10, 0.3), (3, 0.5)):
+                        together = await channels.lexical(conn, corpus, words, fuzzy, k,
+                                                          threshold=threshold)
+                        apart = {"keyword": await channels.keyword(conn, corpus, words, k)}
+                        if fuzzy is not None:
+                            apart["trigram"] = await channels.trigram(
+                                conn, corpus, fuzzy, k, threshold=threshold)
+                        pairs.append((together, apart))
+                    only_words = await channels.lexical(conn, corpus, words, None, 10,
+                                                        threshold=0.3)
+                    pairs.append((only_words,
+                                  {"keyword": await channels.keyword(conn, corpus, words, 10)}))
+    finally:
+        await db.close()
+    return pairs
+
+
+def test_both_lexical_channels_at_once_equal_each_channel_alone(random_store: str) -> None:
+    pairs = asyncio.run(one_by_one_and_together(random_store))
+    assert len(pairs) == 6 * 20 * 3
+    for together, apart in pairs:
+        assert together == apart
+    assert sum(bool(apart["keyword"]) for _, apart in pairs) > 100  # not all empty
+    assert sum(bool(apart.get("trigram")) for _, apart in pairs) > 50
+
+
+def statements_of(work: Any) -> list[str]:
+    """The SQL statements ``work()`` sent to the database (BEGIN/COMMIT aside)."""
+    sent: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        sent.append(statement.split()[0].upper())
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        work()
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    return [s for s in sent if s not in ("BEGIN", "COMMIT")]
+
+
+def test_record_writes_the_exchange_in_two_statements(memory: TrueMem, backend: str) -> None:
+    memory.record("ana", "s", "hello", "hi")  # the store is open, the session exists
+    memory.drain(timeout=60)
+    # the jobs stay queued in the database meanwhile: only record's statements are seen
+    memory._core.conversation.on_queued = lambda keys: None
+    sent = statements_of(lambda: memory.record("ana", "s", "I live in Porto", "Nice!"))
+    # PostgreSQL: session and messages in one statement, then the jobs; SQLite: the
+    # session, the messages (one multi-row INSERT), the jobs.
+    assert len(sent) == (2 if backend == "postgres" else 3), sent
+    state = memory.get_session("ana", "s")
+    assert [m.content for m in state.recent] == ["hello", "hi", "I live in Porto",
+                                                          "Nice!"]
+    ids = [m.id for m in state.recent]
+    assert ids == sorted(ids)
+
+
+def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> None:
+    settings = Settings(summary_token_threshold=20)
+    with TrueMem(store_url, settings=settings) as memory:
+        first = memory.record("ana", "s", "one two three", "four five")  # ~5 tokens
+        assert not [k for k in first.jobs if k.startswith("summarize:")]
+        long = " ".join(WORDS)  # ~30 tokens: over the threshold only with it counted
+        second = memory.record("ana", "s", long, "ok")
+        assert [k for k in second.jobs if k.startswith("summarize:")]
+
+
+def test_the_query_cache_never_returns_another_texts_vector(
+    monkeypatch: pytest.MonkeyPatch, store_url: str,
+) -> None:
+    monkeypatch.setattr(service, "QUERY_CACHE_SIZE", 4)
+    embedder = default_embedder()
+    texts = ["Where do I live?", "where do I live?", "Where do I live? ", "Where do I live",
+             "Wh\u00e9re do I live?", "Where do I live?\n", "x" * (service.QUERY_CACHE_CHARS + 1)]
+    with TrueMem(store_url) as memory:
+        store = memory._core.memories
+        for _ in range(3):  # cold, then served from the cache, then after evictions
+            for text in texts:
+                got = asyncio.run_coroutine_threadsafe(
+                    store.embed_query(text), memory._loop.loop).result()
+                assert np.array_equal(got, embedder.embed([text])[0]), text
+                assert not got.flags.writeable
+        assert len(store._queries) == 4
+        assert texts[-1] not in store._queries  # too long to be worth keeping
