@@ -12,7 +12,7 @@ tables of ``truemem_core.storage.schema``.
 It then measures, through the public API:
 
 * ``TrueMem.get_context(user, session, message)``: wall time of the call (p50 / p95) and
-  each step of ``Context.timings``: embed, search, recall, load_session, explicit, total.
+  each step of ``Context.timings``: embed, search, recall, load_session, explicit, pack, total.
   Search and recall wait for the embedding; load_session and explicit run beside them.
   "sum of steps" is what the call would take with its steps one after the other; the
   concurrency gain is that sum over total (median of the per-call ratios).
@@ -70,7 +70,7 @@ from sqlalchemy import Engine, func, select
 from truemem_core import Embedder, Settings, TiktokenCounter, default_embedder
 from truemem_core.storage.schema import messages, sessions
 
-STEPS = ("embed", "search", "recall", "load_session", "explicit")
+STEPS = ("embed", "search", "recall", "load_session", "explicit", "pack")
 
 USER_LINES: tuple[str, ...] = (
     "Can you help me plan dinner for {weekday}?",

@@ -106,10 +106,10 @@ class Conversation:
             timings.time("explicit", self._store_explicit(user, text)),
         )
         # Token counts of long texts take milliseconds: off the event loop.
-        context, tokens = await asyncio.to_thread(self._assemble, Context(
+        context, tokens = await timings.time("pack", asyncio.to_thread(self._assemble, Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
-            critical=critical, timings=timings))
+            critical=critical, timings=timings)))
         self._count_retrievals(user, [hit.memory.id for hit in context.memories])
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
