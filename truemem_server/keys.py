@@ -3,6 +3,11 @@
 A key reads ``tm_<id>_<secret>``: ``id`` (16 hex characters) is public and finds
 the row, ``secret`` is 256 random bits. The row keeps the SHA-256 of the whole
 key, compared in constant time; a high-entropy key needs no slow hash. Framework-free.
+
+A server's ``KeyStore`` may remember a verified key for ``cache_seconds`` (a lookup
+costs a transaction per request otherwise): a key revoked through another process
+(``truemem keys revoke``, another server) stops working within that time; revoked
+through this store, at once.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +33,7 @@ TENANT = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 _TOKEN = re.compile(r"tm_([0-9a-f]{16})_[A-Za-z0-9_-]{43}")
 MAX_USER_CHARS = 191  # the tenant ("<= 63" characters) and "/" fit in the 255 of a user id
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_CACHE_MAX = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +95,10 @@ def _to_key(row: Row[Any]) -> ApiKey:
 class KeyStore:
     """The ``api_keys`` table of one store, on its own small engine (the caller's loop)."""
 
-    def __init__(self, database_url: str | None = None) -> None:
+    def __init__(self, database_url: str | None = None, *, cache_seconds: float = 0.0) -> None:
         self.db = Database(resolve_url(database_url), embedder=None)
+        self.cache_seconds = cache_seconds
+        self._verified: dict[str, tuple[float, ApiKey]] = {}  # key's hash -> (until, row)
 
     async def create(self, tenant: str, *, user: str | None = None, read_only: bool = False,
                      name: str | None = None) -> tuple[ApiKey, str]:
@@ -118,6 +127,7 @@ class KeyStore:
     async def revoke(self, key_or_id: str) -> ApiKey:
         """Revoke a key (by id, or by the key itself); revoking twice keeps the first date."""
         wanted = key_id(key_or_id) or key_or_id
+        self._verified = {h: hit for h, hit in self._verified.items() if hit[1].id != wanted}
         async with self.db.transaction() as conn:
             await conn.execute(update(api_keys).where(
                 api_keys.c.id == wanted, api_keys.c.revoked_at.is_(None)).values(
@@ -132,11 +142,22 @@ class KeyStore:
         wanted = key_id(key)
         if wanted is None:
             return None
+        digest, now = hash_key(key), time.monotonic()
+        cached = self._verified.get(digest)
+        if cached is not None and cached[0] > now:
+            return cached[1]
         async with self.db.transaction(readonly=True) as conn:
             row = (await conn.execute(select(api_keys).where(api_keys.c.id == wanted))).first()
-        if row is None or not hmac.compare_digest(row.secret_hash, hash_key(key)):
+        if row is None or not hmac.compare_digest(row.secret_hash, digest):
             return None
-        return None if row.revoked_at is not None else _to_key(row)
+        if row.revoked_at is not None:
+            return None
+        found = _to_key(row)
+        if self.cache_seconds > 0:
+            if len(self._verified) >= _CACHE_MAX:
+                self._verified.clear()
+            self._verified[digest] = (now + self.cache_seconds, found)
+        return found
 
     async def close(self) -> None:
         await self.db.close()

@@ -1,6 +1,8 @@
 """The JSON bodies of the API (pydantic), and how core records become them.
 
 Every user id shown is the caller's (``shown_user``): the tenant never appears.
+Responses are built with ``model_construct`` from the core's typed records (no copy,
+no second validation: serving a context must cost little beside computing it).
 Texts are checked by the core against its ``Settings`` limits; ids here against
 the width of their columns.
 """
@@ -30,6 +32,11 @@ UserId = Annotated[str, Field(min_length=1, max_length=MAX_USER_CHARS,
                               description="the end user's id in your tenant (no '/')")]
 SessionId = Annotated[str, Field(min_length=1, max_length=255)]
 Mode = Literal["hybrid", "vector", "keyword", "trigram"]
+
+
+def _fields(record: Any, model: type[BaseModel], **changes: Any) -> dict[str, Any]:
+    """A record's attributes by the model's field names (no copy, no conversion)."""
+    return {name: getattr(record, name) for name in model.model_fields} | changes
 
 
 class _Closed(BaseModel):
@@ -101,7 +108,7 @@ class MemoryOut(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
-        return cls(**{**memory.to_dict(), "user_id": shown_user(memory.user_id)})
+        return cls.model_construct(**_fields(memory, cls, user_id=shown_user(memory.user_id)))
 
 
 class ScoredMemoryOut(BaseModel):
@@ -113,8 +120,9 @@ class ScoredMemoryOut(BaseModel):
 
     @classmethod
     def of(cls, hit: ScoredMemory) -> ScoredMemoryOut:
-        return cls(memory=MemoryOut.of(hit.memory), score=hit.score, channels=hit.channels,
-                   ranks=hit.ranks, explanation=hit.explain())
+        return cls.model_construct(memory=MemoryOut.of(hit.memory), score=hit.score,
+                                   channels=hit.channels, ranks=hit.ranks,
+                                   explanation=hit.explain())
 
 
 class MemoryEventOut(BaseModel):
@@ -129,7 +137,7 @@ class MemoryEventOut(BaseModel):
 
     @classmethod
     def of(cls, event: MemoryEvent) -> MemoryEventOut:
-        return cls(**event.to_dict())
+        return cls.model_construct(**_fields(event, cls))
 
 
 class MessageOut(BaseModel):
@@ -142,7 +150,7 @@ class MessageOut(BaseModel):
 
     @classmethod
     def of(cls, message: Message) -> MessageOut:
-        return cls(**message.to_dict())
+        return cls.model_construct(**_fields(message, cls))
 
 
 class RecalledTurnOut(BaseModel):
@@ -158,7 +166,7 @@ class RecalledTurnOut(BaseModel):
 
     @classmethod
     def of(cls, turn: RecalledTurn) -> RecalledTurnOut:
-        return cls(**turn.to_dict())
+        return cls.model_construct(**_fields(turn, cls))
 
 
 class ChatMessageOut(BaseModel):
@@ -187,17 +195,21 @@ class ContextOut(BaseModel):
 
     @classmethod
     def of(cls, context: Context) -> ContextOut:
-        return cls(
+        rendered = context.to_messages()  # rendered once: the system prompt is its first
+        shown = {m.id: MemoryOut.of(m) for m in [
+            *context.explicit, *context.critical, *(hit.memory for hit in context.memories)]}
+        return cls.model_construct(
             user_id=shown_user(context.user_id), session_id=context.session_id,
             message=context.message, summary=context.summary,
             recent_messages=[MessageOut.of(m) for m in context.recent_messages],
             memories=[ScoredMemoryOut.of(hit) for hit in context.memories],
-            explicit=[MemoryOut.of(m) for m in context.explicit],
-            critical=[MemoryOut.of(m) for m in context.critical],
+            explicit=[shown[m.id] for m in context.explicit],
+            critical=[shown[m.id] for m in context.critical],
             recalled=[RecalledTurnOut.of(t) for t in context.recalled],
-            facts=[MemoryOut.of(m) for m in context.facts],
-            system_prompt=context.to_system_prompt(),
-            messages=[ChatMessageOut.model_validate(m) for m in context.to_messages()],
+            facts=[shown[m.id] for m in context.facts],
+            system_prompt=rendered[0]["content"],
+            messages=[ChatMessageOut.model_construct(role=m["role"], content=m["content"])
+                      for m in rendered],
             tokens=context.tokens, budget_spent=context.budget_spent, timings=context.timings)
 
 
@@ -208,8 +220,7 @@ class RecordedOut(BaseModel):
 
     @classmethod
     def of(cls, recorded: Recorded) -> RecordedOut:
-        return cls(user_message_id=recorded.user_message_id,
-                   assistant_message_id=recorded.assistant_message_id, jobs=recorded.jobs)
+        return cls.model_construct(**_fields(recorded, cls))
 
 
 class SessionOut(BaseModel):
@@ -221,9 +232,10 @@ class SessionOut(BaseModel):
 
     @classmethod
     def of(cls, user_id: str, session_id: str, state: SessionState) -> SessionOut:
-        return cls(user_id=user_id, session_id=session_id, summary=state.summary,
-                   summarized_through=state.summarized_through,
-                   recent=[MessageOut.of(m) for m in state.recent])
+        return cls.model_construct(
+            user_id=user_id, session_id=session_id, summary=state.summary,
+            summarized_through=state.summarized_through,
+            recent=[MessageOut.of(m) for m in state.recent])
 
 
 class ErasedOut(BaseModel):

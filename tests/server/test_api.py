@@ -3,6 +3,7 @@ sessions and users; tenants; typed errors, limits and health checks."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from api_client import open_api, rows_of
 from migration_steps import migrate
 
 from truemem_core import StorageError
+from truemem_server.keys import KeyStore
 from truemem_server.settings import ServerSettings
 
 ANA = "/v1/users/ana"
@@ -123,6 +125,23 @@ async def test_a_per_user_key_acts_on_its_user_only(store_url: str) -> None:
         refused = await api.client.get("/v1/users/bob/memories", headers=ana)
         assert refused.status_code == 403
         assert refused.json()["error"]["type"] == "PermissionDeniedError"
+
+
+async def test_a_key_revoked_elsewhere_stops_within_the_cache_time(store_url: str) -> None:
+    async with open_api(store_url, ServerSettings(key_cache_seconds=0.3)) as api:
+        auth = await api.key()
+        assert (await api.client.get(f"{ANA}/memories", headers=auth)).status_code == 200
+        other = KeyStore(store_url)  # as `truemem keys revoke` in another process
+        try:
+            await other.revoke(auth["Authorization"].removeprefix("Bearer "))
+        finally:
+            await other.close()
+        await asyncio.sleep(0.4)
+        assert (await api.client.get(f"{ANA}/memories", headers=auth)).status_code == 401
+        again = await api.key()
+        await api.client.get(f"{ANA}/memories", headers=again)
+        await api.keys.revoke(again["Authorization"].removeprefix("Bearer "))  # this store:
+        assert (await api.client.get(f"{ANA}/memories", headers=again)).status_code == 401
 
 
 @pytest.mark.parametrize(("body", "where"), [
