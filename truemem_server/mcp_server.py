@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Annotated, Literal
 
 import anyio
@@ -257,9 +258,17 @@ def _editing_tools(server: MCPServer, caller_of: CallerOf) -> None:
         return DeletedOut(deleted=memory_id)
 
 
+def _version() -> str:
+    try:
+        return metadata.version("truemem")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "0"
+
+
 def build_server(caller_of: CallerOf) -> MCPServer:
     """The MCP server with TrueMem's seven tools; ``caller_of`` says who each call acts for."""
-    server = MCPServer("truemem", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer("truemem", title="TrueMem", version=_version(),
+                       instructions=INSTRUCTIONS, log_level="WARNING")
     _conversation_tools(server, caller_of)
     _reading_tools(server, caller_of)
     _editing_tools(server, caller_of)

@@ -190,6 +190,17 @@ async def test_http_refuses_a_request_without_a_valid_key(
         assert served.keys["acme"] not in response.text
 
 
+@pytest.mark.parametrize(("key", "query", "status"), [
+    ("acme", "?user=ana", 200), ("acme_ana", "?user=ana", 200), ("acme_ana", "?user=bob", 403),
+])
+async def test_http_the_user_may_be_named_in_the_url(
+    served: Served, key: str, query: str, status: int,
+) -> None:
+    headers = {"Authorization": f"Bearer {served.keys[key]}"}
+    response = await asyncio.to_thread(initialize, headers, served.url + query)
+    assert response.status_code == status, response.text
+
+
 def leaves(error: BaseException) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in leaves(inner)]

@@ -33,22 +33,27 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LAPTOP = {"width": 1280, "height": 800}
+expect.set_options(timeout=15_000)
 PHONE = {"width": 390, "height": 844}
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"])  # the API tests cover both
+
+
+@pytest.fixture
+def backend() -> str:
+    """SQLite only: what the pages do on each backend is tested in test_ui.py."""
+    return "sqlite"
 
 
 def _install_chromium() -> str | None:
-    """apt-get install chromium; None when it worked, else what went wrong."""
+    """``apt-get update && apt-get install -y chromium``: None when it worked, else why not."""
     if shutil.which("apt-get") is None:
         return "apt-get is not available"
-    for command in (["apt-get", "install", "-y", "chromium"],
-                    ["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        if command[1] == "install" and done.returncode == 0 and CHROMIUM.exists():
-            return None
-    return (done.stderr or done.stdout).strip()[-800:] or f"exit code {done.returncode}"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+        if done.returncode != 0:
+            return f"`{' '.join(command)}` failed: {(done.stderr or done.stdout).strip()[-800:]}"
+    return None if CHROMIUM.exists() else f"the package installed no {CHROMIUM}"
 
 
 @pytest.fixture(scope="session")
@@ -57,8 +62,8 @@ def chromium() -> Path:
     if not CHROMIUM.exists():
         problem = _install_chromium()
         if problem is not None:
-            pytest.fail(f"the browser tests need Debian's chromium at {CHROMIUM} and "
-                        f"`apt-get install -y chromium` failed: {problem}\n"
+            pytest.fail(f"the browser tests need Debian's chromium at {CHROMIUM}, and "
+                        f"installing it failed: {problem}\n"
                         "Install it (as root: apt-get update && apt-get install -y chromium) "
                         "and run the tests again.", pytrace=False)
     return CHROMIUM
@@ -117,7 +122,9 @@ def page(site: Site, chromium: Path) -> Iterator[Page]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
         try:
-            yield browser.new_context(viewport=LAPTOP).new_page()
+            tab = browser.new_context(viewport=LAPTOP).new_page()
+            tab.set_default_timeout(30_000)  # a loaded CI machine: waits, not flakes
+            yield tab
         finally:
             browser.close()
 
@@ -251,3 +258,8 @@ def test_a_form_from_another_origin_is_refused(page: Page, site: Site) -> None:
         page.get_by_role("button", name="win").click()
         expect(page.get_by_role("alert")).to_contain_text("inspector's own pages")
     assert len(site.memory.list_memories("acme/ana")) == 5
+
+
+def test_without_apt_get_the_install_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert _install_chromium() == "apt-get is not available"
