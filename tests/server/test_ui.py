@@ -149,3 +149,14 @@ async def test_the_user_list_keeps_to_the_tenant(api: Api) -> None:
     client = await signed_in(api)
     page = await client.get("/ui/", params={"find": "bo"})
     assert "bob" in page.text and "carl" not in page.text and "eve" not in page.text
+
+
+async def test_archived_memories_show_what_superseded_them(api: Api) -> None:
+    await api.memory.aadd_memory("acme/ana", "Lives in Porto")
+    newer = await api.memory.aadd_memory("acme/ana", "Lives in Lisbon")
+    client = await signed_in(api)
+    current = await client.get("/ui/users/ana")
+    assert "Lives in Lisbon" in current.text and "Lives in Porto" not in current.text
+    everything = await client.get("/ui/users/ana", params={"archived": "true"})
+    assert "Lives in Porto" in everything.text and "archived" in everything.text
+    assert f'href="/ui/users/ana/memories/{newer.id}">superseded</a>' in everything.text
