@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from truemem_core.language.claims import Claim, parse_claims
@@ -44,15 +45,22 @@ def replaces(new: Claim, old: Claim) -> bool:
     )
 
 
+@lru_cache(maxsize=4096)
+def _claims(text: str) -> tuple[Claim, ...]:
+    """``parse_claims``, remembered: a bulk add compares each new fact with the same
+    stored ones again and again."""
+    return tuple(parse_claims(text))
+
+
 def supersessions(new_text: str, stored: Sequence[tuple[K, str]]) -> list[Supersession[K]]:
     """Each stored fact that ``new_text`` supersedes, with the claims that clash."""
-    new_claims = parse_claims(new_text)
+    new_claims = _claims(new_text)
     if not new_claims:
         return []
     found: list[Supersession[K]] = []
     for memory_id, text in stored:
         clash = next(
-            ((n, o) for o in parse_claims(text) for n in new_claims if replaces(n, o)), None
+            ((n, o) for o in _claims(text) for n in new_claims if replaces(n, o)), None
         )
         if clash is not None:
             found.append(Supersession(memory_id, old=clash[1], new=clash[0]))

@@ -19,6 +19,8 @@ vectors) for the length of one batch.
 
 from __future__ import annotations
 
+import asyncio
+import heapq
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -32,8 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from truemem_core.embeddings import Vector
 from truemem_core.memory import rows
 from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.lifecycle import is_protected
 from truemem_core.memory.maintenance import prune_events
-from truemem_core.memory.pruning import PruneCandidate, select_for_pruning
+from truemem_core.memory.pruning import PruneCandidate, prune_order
 from truemem_core.memory.write import (
     NEIGHBOURS,
     Candidate,
@@ -52,7 +55,7 @@ from truemem_core.records import Memory
 from truemem_core.storage.schema import admission_rejections, memories, memory_events, utcnow
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Row:
     """A memory row as the write path reads and changes it."""
 
@@ -75,31 +78,69 @@ class _Row:
     superseded_by: str | None = None
 
 
-_COLUMNS = [memories.c[f.name] for f in fields(_Row)]
-_CHANGING = ("text", "importance", "source", "state", "reinforcements", "embedding",
-             "source_message_id", "updated_at", "valid_from", "valid_to", "invalidated_at",
-             "superseded_by")
-_UPDATE = memories.update().where(memories.c.id == bindparam("row_id")).values(
-    {name: bindparam(f"new_{name}") for name in _CHANGING})
+_COLUMNS = [memories.c[f.name] for f in fields(_Row) if f.name != "embedding"]
+
+
+def _update(columns: Sequence[str]) -> Any:
+    """UPDATE of ``columns`` by id, for an executemany (only what changed: on SQLite a
+    new text re-indexes the row for full-text search)."""
+    return memories.update().where(memories.c.id == bindparam("row_id")).values(
+        {name: bindparam(f"new_{name}") for name in columns})
+
+
+# A vector as a batch left it: (updated_at, embedding_model, vector) by memory id. Every
+# write that changes a vector also sets updated_at (a merge, an edit) or the model (re-embedding).
+Known = dict[str, tuple[datetime, str, Vector]]
 
 
 async def add_many(
-    conn: AsyncConnection, env: MemoryEnv, user: str, batch: Sequence[Candidate], *, admit: bool
+    conn: AsyncConnection, env: MemoryEnv, user: str, batch: Sequence[Candidate], *,
+    admit: bool, known: Known,
 ) -> list[Memory | None]:
     """``write.add`` of each candidate (all of ``user``) in order, written at the end.
 
     Each result is what ``write.add`` would have returned for that candidate: the
-    memory as it stood right after it (None when admission rejected it).
+    memory as it stood right after it (None when admission rejected it). ``known``:
+    the vectors the previous batch left, read again only where a row changed since;
+    updated in place for the next batch.
     """
     if not batch:
         return []
     await env.db.lock_user(conn, user)
-    stored = [_Row(**row._mapping) for row in await conn.execute(
-        select(*_COLUMNS).where(memories.c.user_id == user))]
-    ledger = _Ledger(env, stored, np.stack([c.vector for c in batch]))
-    results = [ledger.add(n, new, admit=admit) for n, new in enumerate(batch)]
+    stored = await _load(conn, user, known)
+    # pure work, a few hundred microseconds a fact: off the event loop (see language.offload)
+    ledger, results = await asyncio.to_thread(_decide, env, stored, batch, admit)
     await ledger.flush(conn, user)
+    known.clear()
+    known.update((r.id, (r.updated_at, r.embedding_model, r.embedding))
+                 for r in ledger.rows.values())
     return results
+
+
+def _decide(
+    env: MemoryEnv, stored: list[_Row], batch: Sequence[Candidate], admit: bool
+) -> tuple[_Ledger, list[Memory | None]]:
+    ledger = _Ledger(env, stored, np.stack([c.vector for c in batch]))
+    return ledger, [ledger.add(n, new, admit=admit) for n, new in enumerate(batch)]
+
+
+async def _load(conn: AsyncConnection, user: str, known: Known) -> list[_Row]:
+    """Every memory of ``user``, archived too, with its vector (from ``known`` where
+    the row has not changed since)."""
+    found = (await conn.execute(select(*_COLUMNS).where(memories.c.user_id == user))).all()
+    stale = [row.id for row in found if known.get(row.id, (None, None))[:2]
+             != (row.updated_at, row.embedding_model)]
+    vectors = {i: v for i, (_, _, v) in known.items()}
+    if stale:
+        scope = (memories.c.user_id == user if len(stale) == len(found)
+                 else memories.c.id.in_(stale))
+        vectors.update((row.id, row.embedding) for row in await conn.execute(
+            select(memories.c.id, memories.c.embedding).where(scope)))
+    return [_Row(**row._mapping, embedding=vectors[row.id]) for row in found]
+
+
+def _order(row: _Row) -> tuple[int, datetime, str]:
+    return prune_order(PruneCandidate(row.id, row.importance, row.source, row.created_at))
 
 
 class _Ledger:
@@ -109,6 +150,11 @@ class _Ledger:
         self.env = env
         self.rows = {row.id: row for row in stored}
         self.live = {row.id: row for row in stored if row.state != "archived"}
+        # the live rows in the order pruning takes them (``pruning.select_for_pruning``'s,
+        # kept as they change, since pruning runs after every insert); stale entries are
+        # skipped when they come up
+        self.queue = [(_order(row), row.id) for row in self.live.values()]
+        heapq.heapify(self.queue)
         self.ids = [row.id for row in stored]  # matrix row -> memory id
         self.where = {row.id: n for n, row in enumerate(stored)}
         self.stored = len(stored)
@@ -118,10 +164,10 @@ class _Ledger:
         # every candidate against every stored vector, in one product
         self.base = vectors @ self.matrix[:len(stored)].T
         self.vectors = vectors
-        self.alive = np.ones(len(self.matrix), bool)
+        self.dead: list[int] = []  # matrix rows of absorbed memories
         self.moved: set[int] = set()  # stored rows whose vector a merge changed
         self.new: list[str] = []
-        self.changed: set[str] = set()
+        self.changed: dict[str, set[str]] = {}  # stored row -> columns changed
         self.deleted: set[str] = set()
         self.events: list[dict[str, Any]] = []
         self.rejections: list[dict[str, Any]] = []
@@ -134,15 +180,13 @@ class _Ledger:
 
     def nearest(self, n: int) -> list[tuple[str, float]]:
         """Candidate ``n``'s ``NEIGHBOURS`` nearest memories, archived too, best first."""
-        size = len(self.ids)
-        scores = np.empty(size, np.float32)
-        scores[:self.stored] = self.base[n]
-        vector = self.vectors[n]
+        size, vector = len(self.ids), self.vectors[n]
+        scores = np.concatenate((self.base[n], self.matrix[self.stored:size] @ vector))
         if self.moved:
-            moved = np.fromiter(self.moved, int)
+            moved = np.fromiter(self.moved, int, len(self.moved))
             scores[moved] = self.matrix[moved] @ vector
-        scores[self.stored:] = self.matrix[self.stored:size] @ vector
-        scores[~self.alive[:size]] = -np.inf
+        if self.dead:
+            scores[self.dead] = -np.inf
         top = np.arange(size) if size <= NEIGHBOURS else np.argpartition(
             -scores, NEIGHBOURS - 1)[:NEIGHBOURS]
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -184,7 +228,8 @@ class _Ledger:
             self.live.pop(row.id, None)
         else:
             self.live[row.id] = row
-        self.changed.add(row.id)
+            heapq.heappush(self.queue, (_order(row), row.id))
+        self.changed.setdefault(row.id, set()).update(values)
 
     def _log(self, events: list[dict[str, Any]], now: datetime) -> None:
         self.events.extend({**event, "created_at": now} for event in events)
@@ -195,6 +240,7 @@ class _Ledger:
         self.matrix[len(self.ids)] = self.vectors[n]
         self.ids.append(row.id)
         self.rows[row.id] = self.live[row.id] = row
+        heapq.heappush(self.queue, (_order(row), row.id))
         self.new.append(row.id)
         self._log([added_event(new, row.id)], now)
         return row
@@ -219,11 +265,11 @@ class _Ledger:
             if row.superseded_by in gone:
                 self._set(row, {"superseded_by": into})
         for row in absorbed:
-            self.alive[self.where[row.id]] = False
+            self.dead.append(self.where[row.id])
             self.moved.discard(self.where[row.id])
             del self.rows[row.id]
             self.live.pop(row.id, None)
-            self.changed.discard(row.id)
+            self.changed.pop(row.id, None)
             if row.id in self.new:
                 self.new.remove(row.id)
             else:
@@ -243,11 +289,15 @@ class _Ledger:
         excess = len(self.live) - limit
         if excess <= 0:
             return
-        victims = select_for_pruning(
-            [PruneCandidate(r.id, r.importance, r.source, r.created_at)
-             for r in self.live.values()],
-            excess=excess, protected_importance=self.env.settings.protected_importance)
-        pruned = [self.rows[i] for i in victims]
+        protected = self.env.settings.protected_importance
+        pruned: list[_Row] = []
+        while len(pruned) < excess and self.queue:
+            order, memory_id = heapq.heappop(self.queue)
+            row = self.live.get(memory_id)
+            if (row is not None and row not in pruned and order == _order(row)
+                    and not is_protected(row.importance, row.source,
+                                         protected_importance=protected)):
+                pruned.append(row)
         for row in pruned:
             self._set(row, {"state": "archived", "updated_at": now})
         self._log(prune_events(pruned, limit), now)
@@ -261,10 +311,13 @@ class _Ledger:
                 {f.name: getattr(self.rows[i], f.name) for f in fields(_Row)}
                 for i in self.new])
         new = set(self.new)
-        changed = [self.rows[i] for i in self.changed if i not in new]
-        if changed:
-            await conn.execute(_UPDATE, [
-                {"row_id": row.id, **{f"new_{name}": getattr(row, name) for name in _CHANGING}}
+        groups: dict[tuple[str, ...], list[_Row]] = {}
+        for memory_id, names in self.changed.items():
+            if memory_id not in new:
+                groups.setdefault(tuple(sorted(names)), []).append(self.rows[memory_id])
+        for columns, changed in groups.items():
+            await conn.execute(_update(columns), [
+                {"row_id": row.id, **{f"new_{name}": getattr(row, name) for name in columns}}
                 for row in changed])
         if self.deleted:
             await conn.execute(memories.delete().where(

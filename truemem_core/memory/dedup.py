@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -30,6 +31,7 @@ quince veinte treinta cuarenta cincuenta cien ciento mil primero primera segundo
 _NUMBER_WORDS = frozenset((_NUMBERS_EN + " " + _NUMBERS_ES).split())
 
 
+@lru_cache(maxsize=4096)  # a bulk add compares the same stored facts again and again
 def details(text: str) -> frozenset[str]:
     """The numbers, number words and capitalised names of a fact."""
     found = set(_NUMBER.findall(text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,5 +32,9 @@ def select_for_pruning(
         return []
     eligible = [c for c in candidates if not is_protected(
         c.importance, c.source, protected_importance=protected_importance)]
-    eligible.sort(key=lambda c: (c.importance, c.created_at, c.id))
-    return [c.id for c in eligible[:excess]]
+    return [c.id for c in heapq.nsmallest(excess, eligible, key=prune_order)]
+
+
+def prune_order(candidate: PruneCandidate) -> tuple[int, datetime, str]:
+    """The order pruning takes memories in: lowest importance first, oldest within a tie."""
+    return candidate.importance, candidate.created_at, candidate.id
