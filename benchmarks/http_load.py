@@ -11,7 +11,8 @@ into the tenant ``bench`` (as ``scale.py`` does), makes an API key, then measure
 
 It prints requests/s, p50 / p95 / p99 per call and the errors (non-2xx answers and
 failed requests; there must be none), with the in-process figures beside them. The
-clients run in this process, so they share the machine's cores with the server.
+clients (aiohttp, keep-alive) run in this process, so they share the machine's cores
+with the server.
 
     .venv/bin/python benchmarks/http_load.py                   # both backends, 16 clients
     .venv/bin/python benchmarks/http_load.py --backends postgres --clients 32 --seconds 60
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 import numpy as np
 from _common import (
@@ -137,16 +139,17 @@ def in_process_call(memory: TrueMem, data: Dataset) -> Call:
     return call
 
 
-def http_call(client: httpx.AsyncClient) -> Call:
+def http_call(client: aiohttp.ClientSession) -> Call:
     async def call(kind: str, user: int, session: str, text: str) -> None:
         body: dict[str, Any] = {"user_id": f"user-{user:05d}", "session_id": session}
         if kind == "record":
             body |= {"user_message": text, "assistant_message": "Noted."}
         else:
             body["message"] = text
-        answer = await client.post(f"/v1/{kind}", json=body)
-        if answer.status_code >= 300:
-            raise RuntimeError(f"{answer.status_code} {answer.text[:200]}")
+        async with client.post(f"/v1/{kind}", json=body) as answer:
+            content = await answer.read()
+            if answer.status >= 300:
+                raise RuntimeError(f"{answer.status} {content[:200]!r}")
 
     return call
 
@@ -188,9 +191,10 @@ def start_server(url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
 
 async def over_http(base: str, key: str, data: Dataset,
                     args: argparse.Namespace) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60,
-                                 headers={"Authorization": f"Bearer {key}"}) as client:
+    connector = aiohttp.TCPConnector(limit=args.clients)
+    async with aiohttp.ClientSession(
+            base, connector=connector, timeout=aiohttp.ClientTimeout(total=60),
+            headers={"Authorization": f"Bearer {key}"}) as client:
         call = http_call(client)
         await drive(call, args.clients, 3.0, args.record_share, data.users, args.seed + 7)
         single = await one_at_a_time(call, args.single, data.users, args.seed + 8)
