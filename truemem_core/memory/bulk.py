@@ -23,7 +23,7 @@ import asyncio
 import heapq
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,18 +67,21 @@ class _Row:
     source: Any
     state: Any
     reinforcements: int
-    embedding: Vector
     embedding_model: str
     source_message_id: int | None
     created_at: datetime
     updated_at: datetime
-    valid_from: datetime | None = None
     valid_to: datetime | None = None
-    invalidated_at: datetime | None = None
     superseded_by: str | None = None
+    # never read, only written (a stored row's stay as they are unless set here)
+    valid_from: datetime | None = None
+    invalidated_at: datetime | None = None
+    embedding: Vector = field(kw_only=True)
 
 
-_COLUMNS = [memories.c[f.name] for f in fields(_Row) if f.name != "embedding"]
+# what a batch reads, in _Row's order; the vectors come apart (see ``_load``)
+_COLUMNS = [memories.c[f.name] for f in fields(_Row)
+            if f.name not in ("embedding", "valid_from", "invalidated_at")]
 
 
 def _update(columns: Sequence[str]) -> Any:
@@ -136,7 +139,7 @@ async def _load(conn: AsyncConnection, user: str, known: Known) -> list[_Row]:
                  else memories.c.id.in_(stale))
         vectors.update((row.id, row.embedding) for row in await conn.execute(
             select(memories.c.id, memories.c.embedding).where(scope)))
-    return [_Row(**row._mapping, embedding=vectors[row.id]) for row in found]
+    return [_Row(*row, embedding=vectors[row.id]) for row in found]  # in _Row's order
 
 
 def _order(row: _Row) -> tuple[int, datetime, str]:
@@ -155,17 +158,14 @@ class _Ledger:
         # skipped when they come up
         self.queue = [(_order(row), row.id) for row in self.live.values()]
         heapq.heapify(self.queue)
-        self.ids = [row.id for row in stored]  # matrix row -> memory id
+        self.ids = [row.id for row in stored]  # column of ``scores`` -> memory id
         self.where = {row.id: n for n, row in enumerate(stored)}
-        self.stored = len(stored)
-        self.matrix = np.empty((len(stored) + len(vectors), vectors.shape[1]), np.float32)
+        # every candidate's cosine to every memory, stored ones in one product; a column
+        # is computed again when its memory's vector changes, added for a new memory
+        self.scores = np.empty((len(vectors), len(stored) + len(vectors)), np.float32)
         if stored:
-            self.matrix[:len(stored)] = np.stack([row.embedding for row in stored])
-        # every candidate against every stored vector, in one product
-        self.base = vectors @ self.matrix[:len(stored)].T
+            self.scores[:, :len(stored)] = vectors @ np.stack([r.embedding for r in stored]).T
         self.vectors = vectors
-        self.dead: list[int] = []  # matrix rows of absorbed memories
-        self.moved: set[int] = set()  # stored rows whose vector a merge changed
         self.new: list[str] = []
         self.changed: dict[str, set[str]] = {}  # stored row -> columns changed
         self.deleted: set[str] = set()
@@ -180,17 +180,17 @@ class _Ledger:
 
     def nearest(self, n: int) -> list[tuple[str, float]]:
         """Candidate ``n``'s ``NEIGHBOURS`` nearest memories, archived too, best first."""
-        size, vector = len(self.ids), self.vectors[n]
-        scores = np.concatenate((self.base[n], self.matrix[self.stored:size] @ vector))
-        if self.moved:
-            moved = np.fromiter(self.moved, int, len(self.moved))
-            scores[moved] = self.matrix[moved] @ vector
-        if self.dead:
-            scores[self.dead] = -np.inf
+        size = len(self.ids)
+        scores = self.scores[n, :size]
         top = np.arange(size) if size <= NEIGHBOURS else np.argpartition(
             -scores, NEIGHBOURS - 1)[:NEIGHBOURS]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[i], float(scores[i])) for i in top if scores[i] > -np.inf]
+        return [(self.ids[i], score) for i, score in zip(
+            top.tolist(), scores[top].tolist(), strict=True) if score > -np.inf]
+
+    def _score(self, column: int, vector: Vector | None) -> None:
+        """Column ``column`` of ``scores`` for ``vector``, or out of reach (None: gone)."""
+        self.scores[:, column] = -np.inf if vector is None else self.vectors @ vector
 
     def add(self, n: int, new: Candidate, *, admit: bool) -> Memory | None:
         """``write.add`` of candidate ``n``, on the ledger."""
@@ -237,7 +237,7 @@ class _Ledger:
     def _insert(self, new: Candidate, n: int, now: datetime) -> _Row:
         row = _Row(**new_row(new, str(uuid.uuid4()), self.env.model_name, now))
         self.where[row.id] = len(self.ids)
-        self.matrix[len(self.ids)] = self.vectors[n]
+        self._score(len(self.ids), self.vectors[n])
         self.ids.append(row.id)
         self.rows[row.id] = self.live[row.id] = row
         heapq.heappush(self.queue, (_order(row), row.id))
@@ -250,10 +250,7 @@ class _Ledger:
         values, event = fold(duplicates, new, self.env.settings, now)
         self._set(old, values)
         if "embedding" in values:
-            where = self.where[old.id]
-            self.matrix[where] = values["embedding"]
-            if where < self.stored:
-                self.moved.add(where)
+            self._score(self.where[old.id], values["embedding"])
         self._log([event], now)
         if absorbed:
             self._absorb(absorbed, old.id, now)
@@ -265,8 +262,7 @@ class _Ledger:
             if row.superseded_by in gone:
                 self._set(row, {"superseded_by": into})
         for row in absorbed:
-            self.dead.append(self.where[row.id])
-            self.moved.discard(self.where[row.id])
+            self._score(self.where[row.id], None)
             del self.rows[row.id]
             self.live.pop(row.id, None)
             self.changed.pop(row.id, None)
