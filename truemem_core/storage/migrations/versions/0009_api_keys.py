@@ -22,6 +22,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # Idempotent, as 0005-0008 are: a store stamped back to an older revision runs the
+    # later upgrades again over tables that are already there.
+    if "api_keys" in sa.inspect(op.get_bind()).get_table_names():
+        return
     op.create_table(
         "api_keys",
         sa.Column("id", sa.String(32), primary_key=True),
