@@ -1,5 +1,8 @@
 """``/healthz``: the process answers. ``/readyz``: it can serve (database reachable,
-schema at the newest migration, broker reachable when one is configured)."""
+schema at the newest migration, broker reachable when one is configured).
+
+``/readyz`` opens the store first, as any request would (migrating it once per
+process), so that a new version behind a load balancer becomes ready on its own."""
 
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ def _revision(conn: Connection) -> str | None:
 
 async def _database(keys: KeyStore) -> str:
     try:
+        await keys.db.open()  # migrates on first success; at once after that
         async with asyncio.timeout(TIMEOUT_S), keys.db.engine.connect() as conn:
             revision = await conn.run_sync(_revision)
     except Exception as exc:  # any failure is an answer here: not ready, and why
