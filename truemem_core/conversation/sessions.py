@@ -88,18 +88,26 @@ async def append(
 async def state(
     conn: AsyncConnection, user_id: str, session_id: str, recent: int
 ) -> SessionState:
-    """The running summary and the last ``recent`` messages, oldest first."""
-    row = (await conn.execute(
-        select(sessions.c.summary, sessions.c.summarized_through).where(
-            sessions.c.user_id == user_id, sessions.c.session_id == session_id)
-    )).first()
-    rows = await conn.execute(
-        select(*_COLUMNS)
+    """The running summary and the last ``recent`` messages, oldest first.
+
+    One statement: the messages carry the session's summary as columns; only a
+    session without messages (none yet, or ``recent`` 0) asks for the summary apart.
+    """
+    of_session = (sessions.c.user_id == user_id, sessions.c.session_id == session_id)
+    summary = select(sessions.c.summary).where(*of_session).scalar_subquery()
+    through = select(sessions.c.summarized_through).where(*of_session).scalar_subquery()
+    rows = (await conn.execute(
+        select(*_COLUMNS, summary.label("session_summary"),
+               through.label("session_summarized_through"))
         .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
         .order_by(messages.c.id.desc())
         .limit(recent)
-    )
+    )).all() if recent > 0 else []
     last = [_message(r) for r in rows][::-1]
+    if rows:
+        return SessionState(rows[0].session_summary, rows[0].session_summarized_through, last)
+    row = (await conn.execute(
+        select(sessions.c.summary, sessions.c.summarized_through).where(*of_session))).first()
     if row is None:
         return SessionState(None, None, last)
     return SessionState(row.summary, row.summarized_through, last)
