@@ -168,6 +168,23 @@ def test_admission_control_decides_as_one_by_one(store_url: str) -> None:
         assert None in bulk and len(expected["rejected"]) >= 3
 
 
+def test_a_write_between_batches_is_seen_by_the_next(store_url: str) -> None:
+    """Batches keep the user's vectors; one another writer changed is read again."""
+    with TrueMem(store_url) as memory, TrueMem(store_url) as other:
+        def between(done: int, total: int) -> None:
+            if done == 2:  # after the first batch, committed: another writer edits a fact
+                [madrid] = [m for m in other.list_memories("ana") if m.text == "Lives in Madrid"]
+                other.update_memory("ana", madrid.id, text="Owns a red bicycle")
+
+        added = memory.add_memories(
+            "ana", ["Lives in Madrid", "Supports Benfica", "Owns a red bicycle!"],
+            batch_size=2, progress=between)
+        assert added[2].id == added[0].id  # folded into the edited memory, by its new vector
+        assert added[2].reinforcements == 1
+        assert sorted(m.text for m in memory.list_memories("ana")) == [
+            "Owns a red bicycle!", "Supports Benfica"]
+
+
 @pytest.mark.parametrize("bad", [
     "", 42, None, {"importance": 3}, {"text": "Speaks Dutch", "colour": "red"},
     {"text": "Speaks Dutch", "importance": 9}, {"text": "Speaks Dutch", "kind": "bogus"},
