@@ -5,16 +5,17 @@
 ``maintenance.prune_events`` and the pruning selection): near-duplicates fold in,
 contradicted facts close, admission control rejects, pruning archives past the soft
 limit. It applies them to an in-memory copy of the user's memories (``_Ledger``:
-every row, archived too, and their vectors as one matrix), loaded once under the
-user's lock, so a later fact of the batch sees what the earlier ones did (two
-near-duplicates in one batch end as one row), and then writes the outcome in a few
-statements: the new rows, the changed rows, the deleted rows, the history events
-and the admission rejections. The rows left are those adding the facts one by one
-would leave; only similarities may differ in the last float bits (a matrix product
-over the batch instead of one query per fact).
+every row, archived too, and each candidate's cosine to each of them), read once
+under the user's lock, so a later fact of the batch sees what the earlier ones did
+(two near-duplicates in one batch end as one row), and then writes the outcome in a
+few statements: the new rows, the changed rows (one UPDATE per set of columns), the
+deleted rows, the history events and the admission rejections. The rows left are
+those adding the facts one by one would leave; only similarities may differ in the
+last float bits (a matrix product over the batch instead of one query per fact).
 
-The copy costs about 1.5 KB of memory per stored memory of the user (384-dimension
-vectors) for the length of one batch.
+The caller keeps the user's vectors from one batch to the next (``Known``): about
+1.5 KB per stored memory of the user (384 dimensions) for the length of the call,
+and 4 bytes per candidate and memory for the cosines of one batch.
 """
 
 from __future__ import annotations

@@ -154,11 +154,10 @@ class MemoryStore:
     ) -> list[Memory | None]:
         """Every item checked before anything is embedded or written; then batch by
         batch, the next one embedded while this one is written."""
-        user = self.check_user(user_id)
+        user, size = self.check_user(user_id), check_batch_size(batch_size)
         facts = await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
             self._item(user, n, item, importance, kind, source)
             for n, item in enumerate(_sequence(items))])
-        size = check_batch_size(batch_size)
         batches = [facts[i:i + size] for i in range(0, len(facts), size)]
         done: list[Memory | None] = []
         known: bulk.Known = {}  # the user's vectors, from one batch to the next
