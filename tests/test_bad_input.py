@@ -141,6 +141,7 @@ def test_ids_with_invisible_or_unstorable_characters_are_refused(
         "record user": lambda: seeded.record(bad, "s", "I work as a pilot", "Nice!"),
         "record session": lambda: seeded.record("ana", bad, "I work as a pilot", "Nice!"),
         "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
+        "add_memories": lambda: seeded.add_memories(bad, ["Likes tea"]),
         "list_memories": lambda: seeded.list_memories(bad),
     }
     all_refused(calls, "printable", f"the id {bad!r}")
@@ -154,6 +155,7 @@ def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
     before = row_counts(seeded.database_url)
     calls: dict[str, Callable[[], Any]] = {
         "add_memory": lambda: seeded.add_memory("ana", bad),
+        "add_memories": lambda: seeded.add_memories("ana", ["Likes tea", {"text": bad}]),
         "record user message": lambda: seeded.record("ana", "s", bad, "Nice!"),
         "record reply": lambda: seeded.record("ana", "s", "Where do I live?", bad),
         "get_context": lambda: seeded.get_context("ana", "s", f"Remember that {bad}"),
