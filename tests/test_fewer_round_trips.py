@@ -17,15 +17,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, select, update
 from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.memory import service
+from truemem_core.search import neighbours
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.filters import make_filters
+from truemem_core.search.fusion import Fused
 from truemem_core.search.query_text import keyword_terms, significant_terms
 from truemem_core.storage.database import Database, resolve_url
+from truemem_core.storage.schema import memories
 
 WORDS = ["peanuts", "allergy", "sister", "Zoe", "Porto", "nurse", "guitar", "marathon",
          "Berlin", "jazz", "piano", "sushi", "vegan", "coffee", "hiking", "garden", "Lisbon",
@@ -166,3 +169,58 @@ def test_the_query_cache_never_returns_another_texts_vector(
                 assert not got.flags.writeable
         assert len(store._queries) == 4
         assert texts[-1] not in store._queries  # too long to be worth keeping
+
+
+async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
+    """``neighbours`` (the rows around the seeds) against the whole timeline read and
+    walked in Python, for random seeds; some memories share a timestamp."""
+    rng = random.Random(11)
+    db = Database(resolve_url(url), embedder=None)
+    pairs = []
+    try:
+        async with db.transaction() as conn:  # ties in time, broken by id
+            tied = (await conn.execute(select(memories.c.id).where(
+                memories.c.user_id == "ana").order_by(memories.c.id).limit(12))).scalars().all()
+            await conn.execute(update(memories).where(memories.c.id.in_(tied))
+                               .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
+        for window in (1800.0, 0.0, 10**9):
+            settings = Settings(neighbour_window_s=window, neighbour_span=rng.choice([1, 2, 3]))
+            async with db.reads() as conn:
+                for corpus in (memories_of("ana"), memories_of("bob", make_filters(
+                        min_importance=2)), past_turns_of("ana", "now", 6),
+                        past_turns_of("bob", "past", 4)):
+                    every = (await conn.execute(select(corpus.table.c.id).where(*corpus.where))
+                             ).scalars().all()
+                    for size in (1, 3, 8):
+                        seeds = [Fused(key, rng.random()) for key in rng.sample(every, size)]
+                        pairs.append((await neighbours.neighbours(conn, corpus, seeds, settings),
+                                      await whole_timeline(conn, corpus, seeds, settings)))
+    finally:
+        await db.close()
+    return pairs
+
+
+async def whole_timeline(conn: Any, corpus: Any, seeds: list[Fused], settings: Settings) -> Any:
+    table = corpus.table
+    timed = table is memories
+    place = table.c.created_at if timed else table.c.session_id
+    timeline = sorted((row[0], row[1]) for row in await conn.execute(
+        select(place, table.c.id).where(*corpus.where)))
+    where = {key: (at, key) for at, key in timeline}
+    window = timedelta(seconds=settings.neighbour_window_s) if timed else None
+    best: dict[Any, float] = {}
+    for seed in seeds:
+        for near in neighbours._around(timeline, where[seed.id], settings.neighbour_span,
+                                       window):
+            best[near] = max(best.get(near, 0.0), seed.score)
+    return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+def test_the_rows_around_the_seeds_give_the_neighbours_of_the_whole_timeline(
+    random_store: str,
+) -> None:
+    pairs = asyncio.run(around_the_seeds(random_store))
+    assert len(pairs) == 3 * 4 * 3
+    for found, expected in pairs:
+        assert found == expected
+    assert sum(len(expected) for _, expected in pairs) > 100
