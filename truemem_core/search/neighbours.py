@@ -17,12 +17,13 @@ Each neighbour scores its best seed's fused score.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.search.channels import Corpus
@@ -39,40 +40,41 @@ async def neighbours(
         return []
     table = corpus.table
     ids = [s.id for s in seeds]
-    span = settings.neighbour_span
-    # One statement returns the seeds and the ``span`` rows on each side of each: the
-    # corpus numbered in timeline order (for messages, only the seeds' sessions), the
-    # rows whose number is within ``span`` of a seed's. ``_around`` then reads the same
-    # neighbours from these rows as from the whole timeline, and applies the window.
-    partition: tuple[ColumnElement[Any], ...] = ()
-    order: tuple[ColumnElement[Any], ...]
+    # One statement: the rows around the seeds (a superset; ``_around`` keeps the exact
+    # window), from which the seeds' own places are read.
     if table is memories:
-        window: timedelta | None = timedelta(seconds=settings.neighbour_window_s)
-        place, scope = table.c.created_at, corpus.where
-        # ties in time are broken by id in the code-point order Python sorts by
-        key = table.c.id.collate("C") if conn.dialect.name == "postgresql" else table.c.id
-        order = (place, key)
+        window = timedelta(seconds=settings.neighbour_window_s)
+        margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
+        at = table.c.created_at
+        seeds_at = select(at).where(*corpus.where, table.c.id.in_(ids))
+        earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
+        latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
+        dialect = conn.dialect.name
+        nearby = select(at, table.c.id).where(
+            *corpus.where, at >= _shifted(earliest, -margin, dialect),
+            at <= _shifted(latest, margin, dialect))
     else:
         window = None
         sessions = (select(table.c.session_id).where(*corpus.where, table.c.id.in_(ids))
                     .correlate(None).scalar_subquery())
-        place, partition = table.c.session_id, (table.c.session_id,)
-        scope, order = (*corpus.where, table.c.session_id.in_(sessions)), (table.c.id,)
-    numbered = select(place.label("place"), table.c.id, func.row_number().over(
-        partition_by=partition or None, order_by=order).label("n")).where(*scope).cte("numbered")
-    picked = select(numbered.c.place, numbered.c.n).where(numbered.c.id.in_(ids)).cte("picked")
-    nearby = select(numbered.c.place, numbered.c.id).distinct().select_from(numbered.join(
-        picked, and_(numbered.c.n.between(picked.c.n - span, picked.c.n + span),
-                     *((numbered.c.place == picked.c.place,) if partition else ()))))
+        nearby = select(table.c.session_id, table.c.id).where(
+            *corpus.where, table.c.session_id.in_(sessions))
     timeline = sorted((row[0], row[1]) for row in await conn.execute(nearby))
     chosen = set(ids)
-    where = {key: (at, key) for at, key in timeline if key in chosen}
+    where = {key: (place, key) for place, key in timeline if key in chosen}
     best: dict[Key, float] = {}
     for seed in seeds:
         if seed.id in where:
             for neighbour in _around(timeline, where[seed.id], settings.neighbour_span, window):
                 best[neighbour] = max(best.get(neighbour, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+def _shifted(moment: ColumnElement[Any], seconds: int, dialect: str) -> ColumnElement[Any]:
+    """``moment`` moved by whole ``seconds``, in the database's date arithmetic."""
+    if dialect == "postgresql":
+        return moment + func.make_interval(0, 0, 0, 0, 0, 0, seconds)
+    return func.datetime(moment, f"{seconds:+d} seconds")
 
 
 def _around(
