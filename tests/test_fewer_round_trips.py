@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pytest
+from db_access import rows
 from sqlalchemy import event, select, update
 from sqlalchemy.engine import Engine
 
@@ -224,3 +226,23 @@ def test_the_rows_around_the_seeds_give_the_neighbours_of_the_whole_timeline(
     for found, expected in pairs:
         assert found == expected
     assert sum(len(expected) for _, expected in pairs) > 100
+
+
+def test_retrievals_counted_behind_concurrent_calls_add_up(memory: TrueMem) -> None:
+    for fact in ("Lives in Porto", "Works as a nurse", "Plays the guitar", "Allergic to nuts"):
+        memory.add_memory("ana", fact)
+    memory.add_memory("bob", "Lives in Berlin")
+
+    async def many() -> list[Any]:
+        return list(await asyncio.gather(*(
+            memory.aget_context("ana", f"s{n % 3}", f"where do I live and work? {n}")
+            for n in range(12))))
+
+    contexts = asyncio.run(many())
+    memory.drain(timeout=60)
+    served = Counter(hit.memory.id for context in contexts for hit in context.memories)
+    assert served  # the calls did serve memories
+    counted = {row.id: (row.user_id, row.retrievals) for row in rows(
+        memory, select(memories.c.id, memories.c.user_id, memories.c.retrievals))}
+    assert {i: n for i, (user, n) in counted.items() if user == "ana" and n} == dict(served)
+    assert [n for user, n in counted.values() if user == "bob"] == [0]

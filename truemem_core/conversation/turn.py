@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -81,6 +82,8 @@ class Conversation:
         self.settings = settings
         self.on_queued = on_queued  # hands the keys of committed jobs to the dispatcher
         self._background: set[asyncio.Future[None]] = set()
+        self._unwritten: dict[str, Counter[str]] = {}  # retrieval counts not yet written
+        self._writing: set[str] = set()  # users whose counts are being written
 
     def _check(self, user_id: Any, session_id: Any) -> tuple[str, str]:
         return (self.memories.check_user(user_id),
@@ -169,10 +172,25 @@ class Conversation:
         return stored
 
     def _count_retrievals(self, user: str, ids: list[str]) -> None:
-        """Retrieval counts feed adaptive importance; written off the request path."""
-        task = asyncio.ensure_future(self.memories.touch(user, ids))
+        """Retrieval counts feed adaptive importance; written off the request path, one
+        write per user at a time: counts that arrive meanwhile are added up and go in
+        the next write, so a busy user costs one write per write's duration, not per call."""
+        if not ids:
+            return
+        self._unwritten.setdefault(user, Counter()).update(ids)
+        if user in self._writing:
+            return
+        self._writing.add(user)
+        task = asyncio.ensure_future(self._write_counts(user))
         self._background.add(task)
         task.add_done_callback(self._settled)
+
+    async def _write_counts(self, user: str) -> None:
+        try:
+            while counts := self._unwritten.pop(user, None):
+                await self.memories.touch(user, counts)
+        finally:  # after a failure, what is left waits for this user's next counts
+            self._writing.discard(user)
 
     def _settled(self, task: asyncio.Future[None]) -> None:
         self._background.discard(task)

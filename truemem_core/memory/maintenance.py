@@ -7,7 +7,7 @@ Each function runs in the caller's transaction; updates go out in batches
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -23,16 +23,20 @@ from truemem_core.storage.schema import memories, utcnow
 _BY_ID = memories.c.id == bindparam("row_id")
 
 
-async def touch(conn: AsyncConnection, user: str, ids: Sequence[str]) -> None:
-    """Count a retrieval of ``ids`` and bring ephemeral or archived ones back."""
-    if not ids:
-        return
-    await conn.execute(
-        memories.update()
-        .where(memories.c.user_id == user, memories.c.id.in_(list(ids)),
-               memories.c.valid_to.is_(None))
-        .values(retrievals=memories.c.retrievals + 1, last_accessed_at=utcnow(),
-                state="active"))
+async def touch(conn: AsyncConnection, user: str, counts: Mapping[str, int]) -> None:
+    """Count ``counts[id]`` retrievals of each memory and bring ephemeral or archived
+    ones back: one UPDATE per distinct count (almost always just one)."""
+    by_count: dict[int, list[str]] = {}
+    for memory_id, count in counts.items():
+        by_count.setdefault(count, []).append(memory_id)
+    now = utcnow()
+    for count, ids in sorted(by_count.items()):
+        await conn.execute(
+            memories.update()
+            .where(memories.c.user_id == user, memories.c.id.in_(ids),
+                   memories.c.valid_to.is_(None))
+            .values(retrievals=memories.c.retrievals + count, last_accessed_at=now,
+                    state="active"))
 
 
 async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str, str]:
