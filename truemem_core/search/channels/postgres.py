@@ -12,8 +12,8 @@ indexes of 0002 for that reason.
 ``ts_rank`` and ``word_similarity`` ignore how common a term is, so the
 lexical channels fetch which memory matches which query term and rank them
 with this user's statistics (``search.scoring``), exactly
-as the SQLite backend does. ``lexical`` runs both channels and the statistics
-they need in one statement (one round trip instead of four).
+as the SQLite backend does. Both channels and the statistics they need are one
+statement (``lexical``); each channel alone is that statement with one part.
 """
 
 from __future__ import annotations
@@ -77,24 +77,7 @@ class PostgresChannels:
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
     ) -> list[tuple[Any, float]]:
-        if not terms:
-            return []
-        stats = (await conn.execute(
-            select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where))).one()
-        if not stats[0]:
-            return []
-        # ts_match_vq is what `@@` calls; as a function the planner cannot answer it from
-        # a GIN index (whose scan walks every user's matches), so the user_id index leads.
-        search_vector: ColumnElement[Any] = literal_column(f"{corpus.table.name}.search_vector")
-        matches = [func.ts_match_vq(search_vector, _tsquery(t)) for t in terms]
-        rows = await conn.execute(
-            select(corpus.table.c.id, corpus.length,
-                   *(m.label(f"t{i}") for i, m in enumerate(matches)))
-            .where(*corpus.where, or_(*matches))
-        )
-        hits = [(row.id, i, row.length) for row in rows
-                for i in range(len(terms)) if row[2 + i]]
-        return bm25_rank(hits, documents=stats[0], average_length=stats[1], limit=k)
+        return (await self.lexical(conn, corpus, terms, None, k, threshold=1.0))["keyword"]
 
     async def trigram(
         self,
@@ -105,24 +88,7 @@ class PostgresChannels:
         *,
         threshold: float,
     ) -> list[tuple[Any, float]]:
-        if not terms:
-            return []
-        documents = (await conn.execute(select(func.count()).where(*corpus.where))).scalar_one()
-        if not documents:
-            return []
-        # Every row of the user's is scored, not `term <% text`: with that, the planner ANDs
-        # the user_id index with the GIN trigram index, whose scan walks every user's
-        # matches (15 ms for a common trigram at 150,000 rows, growing with the store).
-        scored = select(corpus.table.c.id, *(
-            func.word_similarity(t, corpus.text).label(f"s{i}") for i, t in enumerate(terms)
-        )).where(*corpus.where).subquery()
-        best = func.greatest(*(scored.c[f"s{i}"] for i in range(len(terms))))
-        rows = await conn.execute(select(scored).where(best >= threshold))
-        hits = [
-            (row.id, i, float(row[1 + i]))
-            for row in rows for i in range(len(terms)) if row[1 + i] >= threshold
-        ]
-        return idf_rank(hits, documents=int(documents), limit=k)
+        return (await self.lexical(conn, corpus, None, terms, k, threshold=threshold))["trigram"]
 
     async def lexical(
         self,
@@ -139,8 +105,11 @@ class PostgresChannels:
             return {name: [] for name, terms in (("keyword", keyword_terms),
                                                  ("trigram", trigram_terms)) if terms is not None}
         # One row of statistics, then one row per (channel, matching row) with the
-        # per-term matches (keyword: 0/1) or similarities (trigram) as an array of
-        # ``real``, word_similarity's own type: its values arrive as the channel's do.
+        # per-term matches (keyword: 0/1) or similarities (trigram) as an array.
+        # ts_match_vq is what `@@` calls; as a function the planner cannot answer it from
+        # a GIN index (whose scan walks every user's matches), so the user_id index leads.
+        # Every row of the user's is scored by word_similarity, not `term <% text`: with
+        # that, the planner would AND the user_id index with the GIN trigram index.
         parts = [_part(0, null(), null(), null(), corpus,
                        func.count(), func.avg(func.length(corpus.text)))]
         if keyword:

@@ -143,7 +143,8 @@ class SQLiteChannels:
         index = _Index.of(corpus)
         matched = _per_term(index, len(terms))
         rows = (await conn.execute(
-            select(corpus.table.c.id, matched.c.term, corpus.length, *_statistics(corpus))
+            select(corpus.table.c.id, matched.c.term, corpus.length, _documents(corpus),
+                   _average_length(corpus))
             .select_from(_joined(corpus, index, matched))
             .where(*corpus.where),
             {"fts_user": corpus.user_id, **{f"t{i}": fts5_or_query([term])
@@ -205,17 +206,20 @@ def _joined(corpus: Corpus, index: _Index, matched: CTE) -> Join:
 
 
 def _texts(corpus: Corpus, index: _Index, matched: CTE) -> Select[Any]:
-    return (select(corpus.table.c.id, corpus.text.label("text"), *_statistics(corpus)[:1])
+    return (select(corpus.table.c.id, corpus.text.label("text"), _documents(corpus))
             .select_from(_joined(corpus, index, matched)).where(*corpus.where))
 
 
-def _statistics(corpus: Corpus) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
-    """The corpus's row count and mean text length, as columns of a statement over its
-    matches: computed once per statement (uncorrelated), without a round trip of their own."""
-    of_corpus = select(func.count(), func.avg(func.length(corpus.text))).where(*corpus.where)
-    return (of_corpus.with_only_columns(func.count()).correlate(None).scalar_subquery()
-            .label("documents"),
-            of_corpus.with_only_columns(func.avg(func.length(corpus.text))).correlate(None)
+# The corpus's statistics as columns of a statement over its matches: uncorrelated,
+# computed once per statement, without a round trip of their own.
+
+def _documents(corpus: Corpus) -> ColumnElement[int]:
+    return (select(func.count()).where(*corpus.where).correlate(None).scalar_subquery()
+            .label("documents"))
+
+
+def _average_length(corpus: Corpus) -> ColumnElement[float]:
+    return (select(func.avg(func.length(corpus.text))).where(*corpus.where).correlate(None)
             .scalar_subquery().label("average"))
 
 
