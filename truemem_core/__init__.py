@@ -24,6 +24,18 @@ from truemem_core.errors import (
     StorageError,
     TrueMemError,
 )
+from truemem_core.graph.records import (
+    CAUSAL_TYPES,
+    Entity,
+    EntitySpec,
+    Graph,
+    GraphFacts,
+    Hop,
+    Observation,
+    ObservationSpec,
+    Relation,
+    RelationSpec,
+)
 from truemem_core.language import LLM, ChatMessage
 from truemem_core.records import (
     Context,
@@ -42,6 +54,7 @@ from truemem_core.records import (
 from truemem_core.settings import Settings
 
 __all__ = [
+    "CAUSAL_TYPES",
     "LLM",
     "BrokerError",
     "ChatMessage",
@@ -50,8 +63,13 @@ __all__ = [
     "DrainTimeoutError",
     "Embedder",
     "EmbedderMismatchError",
+    "Entity",
+    "EntitySpec",
     "Feedback",
     "FunctionEmbedder",
+    "Graph",
+    "GraphFacts",
+    "Hop",
     "InvalidInputError",
     "Kind",
     "Memory",
@@ -60,8 +78,12 @@ __all__ = [
     "MiniLMEmbedder",
     "MissingDependencyError",
     "NotFoundError",
+    "Observation",
+    "ObservationSpec",
     "RecalledTurn",
     "Recorded",
+    "Relation",
+    "RelationSpec",
     "ScoredMemory",
     "SessionState",
     "Settings",

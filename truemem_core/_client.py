@@ -14,6 +14,7 @@ from typing import Any, Self, TypeVar
 
 from truemem_core._bridge import LoopThread
 from truemem_core._core import Core
+from truemem_core._graph_client import _Graph
 from truemem_core.embeddings import Embedder, TokenCounter
 from truemem_core.language import LLM
 from truemem_core.records import (
@@ -80,7 +81,7 @@ class _BulkMemory:
             batch_size=batch_size, progress=progress))
 
 
-class TrueMem(_BulkMemory):
+class TrueMem(_BulkMemory, _Graph):
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:

@@ -16,6 +16,7 @@ from truemem_core._bridge import LoopThread
 from truemem_core._users import Users
 from truemem_core.conversation.turn import Conversation
 from truemem_core.embeddings import Embedder, TiktokenCounter, TokenCounter, default_embedder
+from truemem_core.graph.service import GraphStore
 from truemem_core.jobs.broker import check_redis_url
 from truemem_core.jobs.dispatcher import Dispatcher
 from truemem_core.jobs.handlers import Handlers
@@ -47,6 +48,7 @@ class Core:
         self.db = Database(self.url, embedder=self.embedder)
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
         self.users = Users(self.memories, self.tokens)
+        self.graph = GraphStore(self.db, self.settings)
         self.runner = JobRunner(
             self.db, Handlers(self.db, self.memories, self.settings, llm), self.settings)
         self.jobs = Dispatcher(self.db, self.settings, self.redis_url, self.runner.run, loop.run)

@@ -236,3 +236,64 @@ api_keys = Table(
     Column("revoked_at", UTCDateTime, nullable=True),
     Index("ix_api_keys_tenant_created", "tenant", "created_at"),
 )
+
+# The knowledge graph (0010). Entities are unique per user by normalised name and type
+# among the current ones; observations and relations are bi-temporal and never updated
+# in place (valid_from/valid_to: the world; recorded_at/invalidated_at: the system).
+graph_entities = Table(
+    "graph_entities",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("norm", String(255), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("aliases", JSON, nullable=False),
+    Column("alias_keys", Text, nullable=False),  # "|alias1|alias2|", normalised, for LIKE
+    Column("source_memory_id", Id, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("invalidated_at", UTCDateTime, nullable=True),
+    Index("ix_graph_entities_user_norm", "user_id", "norm"),
+    Index("ux_graph_entities_current", "user_id", "norm", "type", unique=True,
+          sqlite_where=Column("invalidated_at").is_(None),
+          postgresql_where=Column("invalidated_at").is_(None)),
+)
+
+graph_observations = Table(
+    "graph_observations",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("entity_id", Id, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("source_memory_id", Id, nullable=True),
+    Column("source_message_id", MessageId, nullable=True),
+    Column("valid_from", UTCDateTime, nullable=True),
+    Column("valid_to", UTCDateTime, nullable=True),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("invalidated_at", UTCDateTime, nullable=True),
+    Index("ix_graph_observations_user_entity", "user_id", "entity_id"),
+)
+
+graph_relations = Table(
+    "graph_relations",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("source_id", Id, nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("target_id", Id, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("evidence", Text, nullable=True),
+    Column("evidence_memory_ids", JSON, nullable=False),
+    Column("evidence_message_ids", JSON, nullable=False),
+    Column("valid_from", UTCDateTime, nullable=True),
+    Column("valid_to", UTCDateTime, nullable=True),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("invalidated_at", UTCDateTime, nullable=True),
+    Index("ix_graph_relations_user_source", "user_id", "source_id"),
+    Index("ix_graph_relations_user_target", "user_id", "target_id"),
+)
+
+GRAPH_TABLES = (graph_relations, graph_observations, graph_entities)
