@@ -1,4 +1,5 @@
-"""TrueMem over the Model Context Protocol: seven tools an assistant calls to remember.
+"""TrueMem over the Model Context Protocol: the tools an assistant calls to remember
+(seven for memories here; the knowledge graph's in ``mcp_graph``).
 
 Two transports, the same tools:
 
@@ -27,7 +28,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import FastAPI
@@ -35,7 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.routing import Route
@@ -57,7 +58,10 @@ TrueMem is this user's long-term memory. Before answering a message, call get_co
 with the message and read what it returns. After answering, call record with the \
 user's message and your reply, so that lasting facts are remembered. When the user \
 asks what you remember, or to remember, correct or forget something, use \
-list_memories, search_memories, add_memory, update_memory or delete_memory."""
+list_memories, search_memories, add_memory, update_memory or delete_memory. The \
+knowledge graph (create_entities, create_relations, add_observations, read_graph, \
+search_nodes, open_nodes…) holds people, projects and things and how they relate; \
+causes, effects and path follow what caused what."""
 
 SESSION_HELP = (
     "A name for this conversation. Use the same one for every call of one conversation; "
@@ -265,13 +269,32 @@ def _version() -> str:
         return "0"
 
 
+class _Server(MCPServer[Any]):
+    """The SDK's server, showing a read-only caller only the tools that read (a call to
+    another one is refused all the same)."""
+
+    def __init__(self, caller_of: CallerOf, **options: Any) -> None:
+        super().__init__(**options)
+        self._caller_of = caller_of
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        if not (await self._caller_of()).read_only:
+            return tools
+        return [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
+
+
 def build_server(caller_of: CallerOf) -> MCPServer:
-    """The MCP server with TrueMem's seven tools; ``caller_of`` says who each call acts for."""
-    server = MCPServer("truemem", title="TrueMem", version=_version(),
-                       instructions=INSTRUCTIONS, log_level="WARNING")
+    """The MCP server with TrueMem's memory tools and its knowledge graph's
+    (``mcp_graph``); ``caller_of`` says who each call acts for."""
+    from truemem_server.mcp_graph import graph_tools  # it imports Caller from here
+
+    server = _Server(caller_of, name="truemem", title="TrueMem", version=_version(),
+                     instructions=INSTRUCTIONS, log_level="WARNING")
     _conversation_tools(server, caller_of)
     _reading_tools(server, caller_of)
     _editing_tools(server, caller_of)
+    graph_tools(server, caller_of)
     return server
 
 

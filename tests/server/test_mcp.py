@@ -21,10 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 from truemem_core import TrueMem
 from truemem_server.app import create_app
 from truemem_server.keys import KeyStore
+from truemem_server.mcp_graph import GRAPH_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"get_context", "record", "search_memories", "add_memory", "update_memory",
-         "delete_memory", "list_memories"}
+         "delete_memory", "list_memories"} | GRAPH_TOOLS  # the graph's: test_mcp_graph.py
 
 
 CLI = ["-m", "truemem_core.cli", "mcp"]  # `truemem mcp`, whatever the PATH holds
