@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from truemem_core.graph.records import GraphFacts
 
 Kind = Literal["semantic", "episodic"]
 
@@ -16,9 +19,12 @@ class CandidateFact:
     requests, automatic extraction gives 1-4. ``kind`` is ``"semantic"`` for a
     stable fact and ``"episodic"`` for an event. ``replaces`` holds the prompt
     handles ("m2") of the known facts an LLM judged this one to make untrue.
+    ``graph`` holds the entities and relations an LLM read in the fact; None when
+    it gave none (the graph rules read the fact's text instead).
     """
 
     text: str
     importance: int
     kind: Kind
     replaces: tuple[str, ...] = ()
+    graph: GraphFacts | None = None
