@@ -37,6 +37,7 @@ from truemem_core.graph.records import (
     RelationSpec,
 )
 from truemem_core.language import LLM, ChatMessage
+from truemem_core.memory.items import StoreItem
 from truemem_core.records import (
     Context,
     Feedback,
@@ -90,6 +91,7 @@ __all__ = [
     "Source",
     "State",
     "StorageError",
+    "StoreItem",
     "TiktokenCounter",
     "TokenCounter",
     "TrueMem",

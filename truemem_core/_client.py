@@ -15,6 +15,7 @@ from typing import Any, Self, TypeVar
 from truemem_core._bridge import LoopThread
 from truemem_core._core import Core
 from truemem_core._graph_client import _Graph
+from truemem_core._items_client import _StoreItems
 from truemem_core.embeddings import Embedder, TokenCounter
 from truemem_core.language import LLM
 from truemem_core.records import (
@@ -81,7 +82,7 @@ class _BulkMemory:
             batch_size=batch_size, progress=progress))
 
 
-class TrueMem(_BulkMemory, _Graph):
+class TrueMem(_BulkMemory, _Graph, _StoreItems):
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:
@@ -247,15 +248,21 @@ class TrueMem(_BulkMemory, _Graph):
         return await self._arun(self._core.memories.add(
             user_id, text, importance=importance, kind=kind, source=source))
 
-    def list_memories(self, user_id: str, *, include_archived: bool = False) -> list[Memory]:
-        return self._run(
-            self._core.memories.list_memories(user_id, include_archived=include_archived))
+    def list_memories(
+        self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+    ) -> list[Memory]:
+        """The user's memories, most important first. ``as_of``: as recorded at that instant
+        (superseded later: still listed; added later: not); ``valid_at``: true then."""
+        return self._run(self._core.memories.list_memories(
+            user_id, include_archived=include_archived, as_of=as_of, valid_at=valid_at))
 
     async def alist_memories(
-        self, user_id: str, *, include_archived: bool = False
+        self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
+        valid_at: datetime | None = None,
     ) -> list[Memory]:
-        return await self._arun(
-            self._core.memories.list_memories(user_id, include_archived=include_archived))
+        return await self._arun(self._core.memories.list_memories(
+            user_id, include_archived=include_archived, as_of=as_of, valid_at=valid_at))
 
     def get_memory(self, user_id: str, memory_id: str) -> Memory:
         return self._run(self._core.memories.get(user_id, memory_id))
@@ -302,6 +309,8 @@ class TrueMem(_BulkMemory, _Graph):
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
     ) -> list[ScoredMemory]:
         """The user's top ``k`` memories for ``query``, each explaining its rank.
 
@@ -309,11 +318,13 @@ class TrueMem(_BulkMemory, _Graph):
         ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
         ``state`` (default active and ephemeral; ``include_archived`` adds
         archived), ``created_after`` (inclusive) / ``created_before`` (exclusive).
+        Time travel: ``as_of`` (what was recorded then: created before, not yet
+        superseded or invalidated) and ``valid_at`` (what was true in the world then).
         """
         return self._run(self._core.memories.search(
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
             state=state, created_after=created_after, created_before=created_before,
-            include_archived=include_archived))
+            include_archived=include_archived, as_of=as_of, valid_at=valid_at))
 
     async def asearch(
         self,
@@ -328,11 +339,13 @@ class TrueMem(_BulkMemory, _Graph):
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
     ) -> list[ScoredMemory]:
         return await self._arun(self._core.memories.search(
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
             state=state, created_after=created_after, created_before=created_before,
-            include_archived=include_archived))
+            include_archived=include_archived, as_of=as_of, valid_at=valid_at))
 
     def feedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
         """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""

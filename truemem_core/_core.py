@@ -22,6 +22,7 @@ from truemem_core.jobs.dispatcher import Dispatcher
 from truemem_core.jobs.handlers import Handlers
 from truemem_core.jobs.runner import JobRunner
 from truemem_core.language import LLM, offload
+from truemem_core.memory.item_store import ItemStore
 from truemem_core.memory.service import MemoryStore
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database, resolve_url
@@ -47,6 +48,7 @@ class Core:
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
         self.db = Database(self.url, embedder=self.embedder)
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
+        self.items = ItemStore(self.memories)
         self.users = Users(self.memories, self.tokens)
         self.graph = GraphStore(self.db, self.settings)
         self.runner = JobRunner(

@@ -21,6 +21,7 @@ from truemem_core.storage.schema import (
     memories,
     memory_events,
     messages,
+    store_items,
     utcnow,
 )
 from truemem_core.storage.schema import sessions as sessions_table
@@ -73,6 +74,7 @@ class Users:
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
-            for table in (memory_events, messages, sessions_table, jobs, admission_rejections):
+            for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
+                          store_items):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)

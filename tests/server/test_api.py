@@ -222,12 +222,12 @@ async def test_health_readiness_and_the_docs(tmp_url: str) -> None:
         assert (await api.client.get("/healthz")).json() == {"status": "ok"}
         ready = await api.client.get("/readyz")
         assert ready.json() == {"status": "ready", "checks": {"database": "ok"}}
-        assert await current(tmp_url) == "0009"
+        assert await current(tmp_url) == "0011"
         await migrate(tmp_url, "downgrade", "0008")  # behind the running server's back
         behind = await api.client.get("/readyz")
         assert behind.status_code == 503
         assert behind.json() == {"status": "unavailable",
-                                 "checks": {"database": "schema at 0008, expected 0009"}}
+                                 "checks": {"database": "schema at 0008, expected 0011"}}
         await migrate(tmp_url, "upgrade", "head")
         schema = (await api.client.get("/openapi.json")).json()
         assert "/v1/context" in schema["paths"]

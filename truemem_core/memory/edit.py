@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.errors import InvalidInputError
-from truemem_core.memory import rows
+from truemem_core.memory import items, rows
 from truemem_core.memory.lifecycle import FEEDBACK
 from truemem_core.records import Feedback, Memory
 from truemem_core.storage.schema import memories, memory_events, utcnow
@@ -62,6 +62,7 @@ async def forget(conn: AsyncConnection, user: str, ids: Sequence[str], *, reason
         .values(superseded_by=None))
     await conn.execute(
         memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
+    await items.forget_memories(conn, user, ids)  # a store item goes with its memory
     await rows.log(conn, user, [{"memory_id": i, "action": "deleted", "reason": reason}
                                 for i in ids])
 

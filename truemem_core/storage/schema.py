@@ -297,3 +297,18 @@ graph_relations = Table(
 )
 
 GRAPH_TABLES = (graph_relations, graph_observations, graph_entities)
+
+# The LangGraph store's items (0011): a JSON document per (user, namespace, key), indexed by
+# the memory ``memory_id`` (NULL: not indexed). ``namespace``: the labels joined with ".".
+store_items = Table(
+    "store_items",
+    metadata,
+    Column("user_id", UserId, primary_key=True),
+    Column("namespace", String(1024), primary_key=True),
+    Column("key", String(1024), primary_key=True),
+    Column("value", JSON, nullable=False),
+    Column("memory_id", Id, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_store_items_user_memory", "user_id", "memory_id"),
+)

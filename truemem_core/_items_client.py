@@ -1,0 +1,86 @@
+"""``TrueMem``'s store items (a base class, so that ``TrueMem`` stays readable).
+
+A store item is a JSON document at a namespace (a tuple of labels) and a key, owned
+by one user and indexed by one of the user's memories, whose text is what the caller
+chose to embed: what ``truemem_integrations.langgraph.TrueMemStore`` is built on.
+Every method is sync with an ``a``-prefixed async twin, each a one-line delegation to
+``ItemStore`` (``truemem_core/memory/item_store.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from truemem_core._bridge import LoopThread
+from truemem_core._core import Core
+from truemem_core.memory.items import StoreItem
+
+
+class _StoreItems:
+    _loop: LoopThread
+    _core: Core
+
+    def put_item(
+        self, user_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
+        text: str | None = None, importance: int | None = None,
+    ) -> StoreItem:
+        """Store ``value`` at ``namespace``/``key`` of the user, replacing what was there.
+
+        ``text``: what indexes the item, kept as one of the user's memories (a put that
+        changes it updates that memory, with history); None: not indexed (a memory that
+        indexed the item before is deleted). Labels hold no ``.``."""
+        return self._loop.run(self._core.items.put(
+            user_id, namespace, key, value, text=text, importance=importance))
+
+    async def aput_item(
+        self, user_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
+        text: str | None = None, importance: int | None = None,
+    ) -> StoreItem:
+        return await self._loop.arun(self._core.items.put(
+            user_id, namespace, key, value, text=text, importance=importance))
+
+    def get_item(self, user_id: str, namespace: Sequence[str], key: str) -> StoreItem | None:
+        return self._loop.run(self._core.items.get(user_id, namespace, key))
+
+    async def aget_item(
+        self, user_id: str, namespace: Sequence[str], key: str
+    ) -> StoreItem | None:
+        return await self._loop.arun(self._core.items.get(user_id, namespace, key))
+
+    def delete_item(self, user_id: str, namespace: Sequence[str], key: str) -> None:
+        """Delete the item and the memory that indexes it; an absent item is no error."""
+        self._loop.run(self._core.items.delete(user_id, namespace, key))
+
+    async def adelete_item(self, user_id: str, namespace: Sequence[str], key: str) -> None:
+        await self._loop.arun(self._core.items.delete(user_id, namespace, key))
+
+    def search_items(
+        self, namespace_prefix: Sequence[str], *, user_id: str | None = None,
+        query: str | None = None, filter: Mapping[str, Any] | None = None,
+        limit: int = 10, offset: int = 0,
+    ) -> list[StoreItem]:
+        """Items under ``namespace_prefix``. With ``query`` (``user_id`` then required):
+        the user's items ranked by TrueMem's hybrid search over their memories, each
+        with its score. Without: every item under the prefix (of one user, or of all),
+        most recently updated first. ``filter``: ``{field: value}`` or ``{field:
+        {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": value}}`` on the value's fields."""
+        return self._loop.run(self._core.items.search(
+            namespace_prefix, user_id=user_id, query=query, filter=filter, limit=limit,
+            offset=offset))
+
+    async def asearch_items(
+        self, namespace_prefix: Sequence[str], *, user_id: str | None = None,
+        query: str | None = None, filter: Mapping[str, Any] | None = None,
+        limit: int = 10, offset: int = 0,
+    ) -> list[StoreItem]:
+        return await self._loop.arun(self._core.items.search(
+            namespace_prefix, user_id=user_id, query=query, filter=filter, limit=limit,
+            offset=offset))
+
+    def item_namespaces(self) -> list[tuple[str, ...]]:
+        """Every namespace that holds an item, of every user, sorted."""
+        return self._loop.run(self._core.items.namespaces())
+
+    async def aitem_namespaces(self) -> list[tuple[str, ...]]:
+        return await self._loop.arun(self._core.items.namespaces())

@@ -1,0 +1,254 @@
+"""Store items: JSON documents by namespace and key, each indexed by one memory.
+
+The rows of ``store_items`` (what ``truemem_integrations.langgraph`` stores), the pure
+checks and filters on them, and their SQL; every function takes the caller's
+connection. A namespace is a tuple of labels, stored joined with ``.``, so a label
+holds no ``.``. Every query but ``namespaces`` and a search above the user level is
+filtered by ``user_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core._validation import check_id
+from truemem_core.errors import InvalidInputError
+from truemem_core.storage.schema import store_items, utcnow
+
+MAX_LABEL_CHARS = 255
+MAX_NAMESPACE_CHARS = 1024
+MAX_KEY_CHARS = 1024
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreItem:
+    """A stored document: where it is, its value, when it was written, the memory that
+    indexes it (None: not indexed) and, from a search with a query, its score."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    memory_id: str | None = None
+    score: float | None = None
+
+
+# -- pure checks and filters ------------------------------------------------------------
+
+
+def check_namespace(value: Any, what: str = "namespace", *, empty: bool = False) -> tuple[str, ...]:
+    """A tuple of non-empty labels without ``.``; ``empty`` allows ``()`` (a prefix)."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidInputError(f"{what} must be a tuple of str, got {type(value).__name__}")
+    labels = tuple(value)
+    if not labels and not empty:
+        raise InvalidInputError(f"{what} must have at least one label")
+    for label in labels:
+        check_id(label, f"a label of {what}", MAX_LABEL_CHARS)
+        if "." in label:
+            raise InvalidInputError(f"a label of {what} cannot contain '.': {label!r}")
+    if len(joined(labels)) > MAX_NAMESPACE_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_NAMESPACE_CHARS} characters")
+    return labels
+
+
+def check_key(value: Any) -> str:
+    return check_id(value, "key", MAX_KEY_CHARS)
+
+
+def check_value(value: Any) -> dict[str, Any]:
+    """A JSON object (a mapping with str keys) as a plain dict, copied."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidInputError(
+            f"value must be a mapping with str keys (a JSON object), got {type(value).__name__}")
+    try:
+        copied: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"value must be JSON-serialisable: {exc}") from exc
+    return copied
+
+
+def check_filter(value: Any) -> dict[str, Any]:
+    """A filter on value fields: ``{field: value}`` or ``{field: {"$op": value}}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidInputError(f"filter must be a mapping of field -> value, got {value!r}")
+    for field, wanted in value.items():
+        if isinstance(wanted, Mapping) and any(str(k).startswith("$") for k in wanted):
+            unknown = [k for k in wanted if k not in OPERATORS]
+            if unknown:
+                raise InvalidInputError(
+                    f"filter on {field!r}: unknown operator {unknown[0]!r} "
+                    f"(use {', '.join(OPERATORS)})")
+    return dict(value)
+
+
+def joined(namespace: Sequence[str]) -> str:
+    return ".".join(namespace)
+
+
+def _field(value: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    """The value at a dotted ``path`` of a document, and whether it is there."""
+    here: Any = value
+    for part in path.split("."):
+        if not isinstance(here, Mapping) or part not in here:
+            return False, None
+        here = here[part]
+    return True, here
+
+
+def _compare(found: Any, operator: str, wanted: Any) -> bool:
+    if operator == "$eq":
+        return bool(found == wanted)
+    if operator == "$ne":
+        return bool(found != wanted)
+    try:
+        if operator == "$gt":
+            return bool(found > wanted)
+        if operator == "$gte":
+            return bool(found >= wanted)
+        if operator == "$lt":
+            return bool(found < wanted)
+        return bool(found <= wanted)
+    except TypeError:  # a number against a text: not a match, as in LangGraph's stores
+        return False
+
+
+def matches(value: Mapping[str, Any], conditions: Mapping[str, Any]) -> bool:
+    """Whether a document passes a (checked) filter: every condition holds.
+
+    A field is a key or a dotted path; a missing field matches only ``$ne``.
+    """
+    for path, wanted in conditions.items():
+        present, found = _field(value, path)
+        ops = (wanted.items() if isinstance(wanted, Mapping)
+               and any(str(k).startswith("$") for k in wanted) else [("$eq", wanted)])
+        for operator, operand in ops:
+            if not present:
+                if operator != "$ne":
+                    return False
+                continue
+            if isinstance(found, float) and math.isnan(found):
+                return False
+            if not _compare(found, operator, operand):
+                return False
+    return True
+
+
+def to_item(row: Any, score: float | None = None) -> StoreItem:
+    return StoreItem(
+        namespace=tuple(row.namespace.split(".")), key=row.key, value=row.value,
+        created_at=row.created_at, updated_at=row.updated_at, memory_id=row.memory_id,
+        score=score)
+
+
+# -- SQL --------------------------------------------------------------------------------
+
+
+def under(prefix: Sequence[str]) -> Any:
+    """The rows whose namespace is ``prefix`` or below it (every row for ``()``)."""
+    if not prefix:
+        return store_items.c.namespace.is_not(None)
+    name = joined(prefix)
+    return or_(store_items.c.namespace == name,
+               store_items.c.namespace.startswith(name + ".", autoescape=True))
+
+
+async def fetch(
+    conn: AsyncConnection, user: str, namespace: Sequence[str], key: str
+) -> Row[Any] | None:
+    return (await conn.execute(select(store_items).where(
+        store_items.c.user_id == user, store_items.c.namespace == joined(namespace),
+        store_items.c.key == key))).first()
+
+
+async def write(
+    conn: AsyncConnection, user: str, namespace: Sequence[str], key: str,
+    value: dict[str, Any], memory_id: str | None, old: Row[Any] | None,
+) -> None:
+    """Insert the item, or update it in place (its ``created_at`` kept)."""
+    now = utcnow()
+    if old is None:
+        await conn.execute(store_items.insert().values(
+            user_id=user, namespace=joined(namespace), key=key, value=value,
+            memory_id=memory_id, created_at=now, updated_at=now))
+        return
+    await conn.execute(store_items.update().where(
+        store_items.c.user_id == user, store_items.c.namespace == joined(namespace),
+        store_items.c.key == key).values(value=value, memory_id=memory_id, updated_at=now))
+
+
+async def remove(conn: AsyncConnection, user: str, namespace: Sequence[str], key: str) -> None:
+    await conn.execute(store_items.delete().where(
+        store_items.c.user_id == user, store_items.c.namespace == joined(namespace),
+        store_items.c.key == key))
+
+
+async def others_indexed_by(
+    conn: AsyncConnection, user: str, memory_id: str, namespace: Sequence[str], key: str
+) -> int:
+    """How many other items the memory indexes (an import may fold two into one)."""
+    found = await conn.execute(select(store_items.c.key).where(
+        store_items.c.user_id == user, store_items.c.memory_id == memory_id,
+        or_(store_items.c.namespace != joined(namespace), store_items.c.key != key)))
+    return len(found.all())
+
+
+async def forget_memories(conn: AsyncConnection, user: str, ids: Sequence[str]) -> None:
+    """Delete the items these memories index (their memories are being deleted)."""
+    if ids:
+        await conn.execute(store_items.delete().where(
+            store_items.c.user_id == user, store_items.c.memory_id.in_(list(ids))))
+
+
+async def listed(
+    conn: AsyncConnection, user: str | None, prefix: Sequence[str], *,
+    limit: int | None, offset: int,
+) -> list[Row[Any]]:
+    """Items under ``prefix`` (of ``user``, or of every user), newest first."""
+    stmt = select(store_items).where(under(prefix))
+    if user is not None:
+        stmt = stmt.where(store_items.c.user_id == user)
+    stmt = stmt.order_by(store_items.c.updated_at.desc(), store_items.c.namespace,
+                         store_items.c.key).offset(offset)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return list(await conn.execute(stmt))
+
+
+def indexed_under(user: str, prefix: Sequence[str]) -> Any:
+    """The ids of the memories that index the user's items under ``prefix`` (a subquery)."""
+    return select(store_items.c.memory_id).where(
+        store_items.c.user_id == user, under(prefix), store_items.c.memory_id.is_not(None))
+
+
+async def of_memories(
+    conn: AsyncConnection, user: str, prefix: Sequence[str], ids: Sequence[str]
+) -> list[Row[Any]]:
+    if not ids:
+        return []
+    return list(await conn.execute(select(store_items).where(
+        store_items.c.user_id == user, under(prefix), store_items.c.memory_id.in_(list(ids)))
+        .order_by(store_items.c.namespace, store_items.c.key)))
+
+
+async def namespaces(conn: AsyncConnection) -> list[tuple[str, ...]]:
+    """Every namespace that holds an item, sorted."""
+    found = await conn.execute(select(store_items.c.namespace).distinct())
+    return sorted(tuple(name.split(".")) for (name,) in found)
+
+
+async def of_user(conn: AsyncConnection, user: str) -> list[Row[Any]]:
+    return list(await conn.execute(select(store_items).where(store_items.c.user_id == user)
+                                   .order_by(store_items.c.namespace, store_items.c.key)))
