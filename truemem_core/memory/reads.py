@@ -6,6 +6,7 @@ Each function runs in the caller's transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -18,7 +19,7 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
-from truemem_core.search.channels import memories_of
+from truemem_core.search.channels import memories_of, time_travel
 from truemem_core.search.fusion import Fused
 from truemem_core.storage.schema import memories, memory_events
 
@@ -27,9 +28,14 @@ async def get(conn: AsyncConnection, user: str, memory_id: Any) -> Memory:
     return rows.to_memory(await rows.fetch(conn, user, memory_id))
 
 
-async def list_all(conn: AsyncConnection, user: str, *, include_archived: bool) -> list[Memory]:
-    """The user's memories, most important first, oldest first within a rank."""
-    stmt = select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user)
+async def list_all(
+    conn: AsyncConnection, user: str, *, include_archived: bool,
+    as_of: datetime | None = None, valid_at: datetime | None = None,
+) -> list[Memory]:
+    """The user's memories, most important first, oldest first within a rank (``as_of``,
+    ``valid_at``: as ``search.channels.time_travel`` says)."""
+    stmt = select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user,
+                                              *time_travel(as_of, valid_at))
     if not include_archived:
         stmt = stmt.where(memories.c.state != "archived")
     stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)

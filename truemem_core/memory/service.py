@@ -275,12 +275,17 @@ class MemoryStore:
         async with self.db.transaction(readonly=True) as conn:
             return await reads.get(conn, user, memory_id)
 
-    async def list_memories(self, user_id: Any, *, include_archived: Any = False) -> list[Memory]:
+    async def list_memories(
+        self, user_id: Any, *, include_archived: Any = False, as_of: Any = None,
+        valid_at: Any = None,
+    ) -> list[Memory]:
         user = self.check_user(user_id)
         if not isinstance(include_archived, bool):
             raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
+        when = make_filters(as_of=as_of, valid_at=valid_at)
         async with self.db.transaction(readonly=True) as conn:
-            return await reads.list_all(conn, user, include_archived=include_archived)
+            return await reads.list_all(conn, user, include_archived=include_archived,
+                                        as_of=when.as_of, valid_at=when.valid_at)
 
     async def history(self, user_id: Any, memory_id: Any) -> list[MemoryEvent]:
         user = self.check_user(user_id)
@@ -306,6 +311,8 @@ class MemoryStore:
         created_after: datetime | None = None,
         created_before: datetime | None = None,
         include_archived: bool = False,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
         vector: Vector | Awaitable[Vector] | None = None,
     ) -> list[ScoredMemory]:
         """Hybrid or single-channel top ``k`` (see ``search.hybrid``), each hit explained.
@@ -322,7 +329,7 @@ class MemoryStore:
         filters = make_filters(
             kind=kind, min_importance=min_importance, state=state,
             include_archived=include_archived, created_after=created_after,
-            created_before=created_before,
+            created_before=created_before, as_of=as_of, valid_at=valid_at,
         )
         if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
             vector = await self.embed_query(text)

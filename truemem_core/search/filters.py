@@ -22,7 +22,10 @@ class SearchFilters:
     """Which of the user's memories a search may return (all conditions must hold).
 
     ``created_after`` is inclusive and ``created_before`` exclusive, so
-    consecutive windows never return a memory twice.
+    consecutive windows never return a memory twice. ``as_of``: only what was recorded
+    then and not yet invalidated (``created_at <= t < invalidated_at``); ``valid_at``:
+    only what was true in the world then (``valid_from`` or ``created_at`` ``<= t <
+    valid_to``).
     """
 
     states: tuple[State, ...] = ("active", "ephemeral")
@@ -30,6 +33,8 @@ class SearchFilters:
     min_importance: int | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    as_of: datetime | None = None
+    valid_at: datetime | None = None
 
 
 def check_mode(value: Any) -> Mode:
@@ -46,6 +51,8 @@ def make_filters(
     include_archived: Any = False,
     created_after: Any = None,
     created_before: Any = None,
+    as_of: Any = None,
+    valid_at: Any = None,
 ) -> SearchFilters:
     """Validate the search filters; each bad value raises ``InvalidInputError``.
 
@@ -66,7 +73,8 @@ def make_filters(
     before = _instant(created_before, "created_before")
     if after is not None and before is not None and after >= before:
         raise InvalidInputError("created_after must be earlier than created_before")
-    return SearchFilters(states, kinds, importance, after, before)  # type: ignore[arg-type]
+    return SearchFilters(states, kinds, importance, after, before,  # type: ignore[arg-type]
+                         _instant(as_of, "as_of"), _instant(valid_at, "valid_at"))
 
 
 def _choices(value: Any, allowed: Sequence[str], what: str) -> tuple[str, ...]:

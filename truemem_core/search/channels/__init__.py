@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Column, ColumnElement, Table, and_, func, not_, select
+from sqlalchemy import Column, ColumnElement, Table, and_, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -115,6 +116,18 @@ def scope(
         where.append(memories.c.created_at >= filters.created_after)
     if filters.created_before is not None:
         where.append(memories.c.created_at < filters.created_before)
+    return where + time_travel(filters.as_of, filters.valid_at)
+
+
+def time_travel(as_of: datetime | None, valid_at: datetime | None) -> list[ColumnElement[bool]]:
+    """Memories recorded and not yet invalidated at ``as_of``; true in the world at ``valid_at``."""
+    m = memories.c
+    where = []
+    if as_of is not None:
+        where += [m.created_at <= as_of, or_(m.invalidated_at.is_(None), m.invalidated_at > as_of)]
+    if valid_at is not None:
+        where += [func.coalesce(m.valid_from, m.created_at) <= valid_at,
+                  or_(m.valid_to.is_(None), m.valid_to > valid_at)]
     return where
 
 
