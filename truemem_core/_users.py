@@ -11,11 +11,13 @@ from typing import Any
 from truemem_core.conversation import sessions
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
+from truemem_core.graph import portability as graph_portability
 from truemem_core.memory import portability, reads
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import Memory
 from truemem_core.storage.schema import (
+    GRAPH_TABLES,
     admission_rejections,
     jobs,
     memories,
@@ -39,8 +41,10 @@ class Users:
         async with self.db.transaction(readonly=True) as conn:
             exported = await portability.export_memories(conn, user)
             chats = await sessions.export_sessions(conn, user)
+            graph = await graph_portability.export_graph(conn, user)
         return {"format": portability.FORMAT, "user_id": user,
-                "exported_at": utcnow().isoformat(), **exported, "sessions": chats}
+                "exported_at": utcnow().isoformat(), **exported, "sessions": chats,
+                "graph": graph}
 
     async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
         """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
@@ -57,6 +61,7 @@ class Users:
             raise InvalidInputError(f"export 'sessions': {exc}") from exc
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
+        graph = graph_portability.parse_graph(data.get("graph"))
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
         said_vectors = await self.memories.embed(said)  # recallable at once
@@ -65,6 +70,9 @@ class Users:
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name)
             await sessions.import_sessions(conn, user, chats, said_vectors, self.tokens.count)
+            await graph_portability.import_graph(conn, user, graph, {
+                item["exported_id"]: new for item, new in zip(items, ids, strict=True)
+                if item["exported_id"]})
             await prune_excess(conn, self.memories.env, user)
             return await reads.by_ids(conn, user, ids)
 
@@ -75,6 +83,6 @@ class Users:
             await self.db.lock_user(conn, user)
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
             for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
-                          store_items):
+                          store_items, *GRAPH_TABLES):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.errors import InvalidInputError
+from truemem_core.graph import erasure as graph_erasure
 from truemem_core.memory import items, rows
 from truemem_core.memory.lifecycle import FEEDBACK
 from truemem_core.records import Feedback, Memory
@@ -63,6 +64,7 @@ async def forget(conn: AsyncConnection, user: str, ids: Sequence[str], *, reason
     await conn.execute(
         memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
     await items.forget_memories(conn, user, ids)  # a store item goes with its memory
+    await graph_erasure.forget_memories(conn, user, ids)  # and what it gave the graph
     await rows.log(conn, user, [{"memory_id": i, "action": "deleted", "reason": reason}
                                 for i in ids])
 

@@ -1,0 +1,49 @@
+"""Hard deletion of graph rows: what a deleted memory gave the graph, or a whole user.
+
+Retractions (``retract``) keep rows for ``as_of``; erasure leaves no copy: the
+observations a memory was the source of, the relations it is evidence for
+(whatever else supports them: its words may be their evidence text), and the
+entities it created that no row uses any more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+
+from sqlalchemy import Text, and_, cast, exists, not_, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from truemem_core.storage.schema import graph_entities, graph_observations, graph_relations
+
+e, o, r = graph_entities, graph_observations, graph_relations
+
+
+def _ids(value: object) -> list[str]:
+    if isinstance(value, str):  # a driver that hands JSON back as text
+        value = json.loads(value)
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+async def forget_memories(conn: AsyncConnection, user: str, memory_ids: Collection[str]) -> None:
+    """Remove every graph row derived from these memories of ``user``."""
+    ids = sorted(memory_ids)
+    if not ids:
+        return
+    await conn.execute(o.delete().where(o.c.user_id == user, o.c.source_memory_id.in_(ids)))
+    evidence = cast(r.c.evidence_memory_ids, Text)
+    rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
+        r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in ids))))
+    doomed = [row.id for row in rows if set(_ids(row.evidence_memory_ids)) & set(ids)]
+    if doomed:
+        await conn.execute(r.delete().where(r.c.user_id == user, r.c.id.in_(doomed)))
+    used = or_(exists().where(o.c.user_id == user, o.c.entity_id == e.c.id),
+               exists().where(r.c.user_id == user,
+                              or_(r.c.source_id == e.c.id, r.c.target_id == e.c.id)))
+    await conn.execute(e.delete().where(and_(
+        e.c.user_id == user, e.c.source_memory_id.in_(ids), not_(used))))
+
+
+async def erase_user(conn: AsyncConnection, user: str) -> None:
+    for table in (r, o, e):
+        await conn.execute(table.delete().where(table.c.user_id == user))
