@@ -200,7 +200,7 @@ async def delete_observations(caller: Caller, deletions: list[ObservationsDeleti
     try:
         for item in deletions:
             for entity in named(graph, [item.entity_name]):  # an unknown one: nothing
-                await caller.memory.adelete_observations(caller.user, entity.id,
+                await caller.memory.adelete_observations(caller.user, entity.name,
                                                          list(item.observations))
     except TrueMemError as error:
         raise graph_error(error, caller) from error
