@@ -4,6 +4,8 @@
 - :class:`TrueMemMiddleware`: the same for ``create_agent`` agents (needs ``langchain``)
 - :class:`TrueMemChatMessageHistory`: a session as a chat history
 - :class:`TrueMemRetriever`: a user's memories as documents
+- :class:`TrueMemToolkit`, :func:`memory_tools`: save / search / update / delete tools
+  for agents, bound to one user
 - :class:`TrueMemLangChainLLM`, :class:`LangChainEmbedder`: LangChain models for TrueMem
 
 Install with ``pip install 'truemem[langchain]'``.
@@ -26,6 +28,7 @@ from .history import TrueMemChatMessageHistory
 from .models import LangChainEmbedder, TrueMemLangChainLLM
 from .retriever import TrueMemRetriever
 from .runnable import TrueMemRunnable, with_truemem
+from .tools import TrueMemToolkit, memory_tools
 
 if TYPE_CHECKING:
     from .middleware import TrueMemMiddleware
@@ -38,6 +41,8 @@ __all__ = [
     "TrueMemMiddleware",
     "TrueMemRetriever",
     "TrueMemRunnable",
+    "TrueMemToolkit",
+    "memory_tools",
     "with_truemem",
 ]
 

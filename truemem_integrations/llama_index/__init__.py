@@ -3,6 +3,8 @@
 - :class:`TrueMemMemory`: ``memory=`` for chat engines and agents
 - :class:`TrueMemMemoryBlock`: a block for ``llama_index.core.memory.Memory``
 - :class:`LlamaIndexLLM`, :class:`LlamaIndexEmbedder`: LlamaIndex models for TrueMem
+- :func:`memory_tools`: save / search / update / delete ``FunctionTool``s for agents,
+  bound to one user
 
 Install with ``pip install 'truemem[llamaindex]'``.
 """
@@ -21,6 +23,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from .block import TrueMemMemoryBlock
 from .memory import TrueMemMemory
 from .models import LlamaIndexEmbedder, LlamaIndexLLM
+from .tools import memory_tools
 
 __all__ = [
     "LlamaIndexEmbedder",
@@ -28,4 +31,5 @@ __all__ = [
     "TrueMem",
     "TrueMemMemory",
     "TrueMemMemoryBlock",
+    "memory_tools",
 ]
