@@ -37,6 +37,7 @@ from truemem_core.errors import (
     MissingDependencyError,
     TrueMemError,
 )
+from truemem_core.graph import cli as graph_cli
 from truemem_core.records import Kind, Memory
 from truemem_core.storage.database import resolve_url, sqlite_path
 
@@ -633,6 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_worker(commands)
     _add_memories(commands)
     _add_user(commands)
+    graph_cli.add_parser(commands)
     commands.add_parser(
         "reembed", help="recompute every vector with the default embedder (after a model change)")
     maintain = commands.add_parser(
@@ -655,6 +657,7 @@ def _add_plugins(commands: Any) -> None:
 HANDLERS: dict[str, Callable[[argparse.Namespace, TrueMem], None]] = {
     "memories": _memories,
     "user": _user,
+    "graph": graph_cli.run,
     "reembed": _reembed,
     "maintain": _maintain,
 }
