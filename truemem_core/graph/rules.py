@@ -57,7 +57,7 @@ _SUBJECT = (r"^(?P<subj>.{0,60}?)\s*\b"
             r"(?:(?:now|currently|still|also|recently|just|has|have|was)\s+)*")
 _HARD_END = re.compile(
     r",?\s+(?:for|because|since|as|in(?!\s*\d)|at|on|with|after|before|when|until|instead|which|"
-    r"who|that|where|while|but|so|to|from|during|via|by|last|next|this|yesterday|today|"
+    r"who|that|where|while|but|so|to|from|during|via|by|last|next|this|yesterday|today|now|"
     r"in\s+\d{4}|since|ago|every)\b|\s*[;:(]|,\s+(?![A-Z]\w*\s*(?:,|and))"
     r"|\s+-\s|\.(?:\s|$)|$"
 )
@@ -87,7 +87,8 @@ _PEOPLE = "|".join(sorted(lx.PEOPLE, key=len, reverse=True))
 _RELATIVE = [
     re.compile(rf"^(?:(?:i|we)\s+)?(?:has|have)\s+an?\s+(?:\w+\s+)?(?P<rel>{_PEOPLE})\s+"
                rf"(?:named|called)\s+(?P<name>{PROPER})\b", _I),
-    re.compile(rf"^(?:my\s+)?(?P<rel>{_PEOPLE})(?:\s+is\s+(?:named|called)|'s\s+name\s+is)\s+"
+    re.compile(rf"^(?:(?:my|user's|the\s+user's)\s+)?(?P<rel>{_PEOPLE})"
+               rf"(?:\s+is\s+(?:named|called)|'s\s+name\s+is)\s+"
                rf"(?P<name>{PROPER})\b", _I),
 ]
 _OBSERVED = re.compile(r"^(?P<subj>.{1,60}?)\s+(?:is|are|was|were|has|had|needs|runs|hosts|"

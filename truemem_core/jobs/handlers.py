@@ -15,6 +15,7 @@ from typing import Any
 
 from truemem_core.conversation import sessions
 from truemem_core.errors import InvalidInputError
+from truemem_core.graph.extraction import store_graph
 from truemem_core.language import (
     LLM,
     CandidateFact,
@@ -32,6 +33,7 @@ from truemem_core.search.recall import store_embeddings
 from truemem_core.settings import Settings
 from truemem_core.storage import outbox
 from truemem_core.storage.database import Database
+from truemem_core.storage.schema import utcnow
 
 log = logging.getLogger("truemem.jobs")
 
@@ -67,7 +69,7 @@ class Handlers:
         candidates = []
         for fact, source in facts:
             try:
-                candidates.append((source, await self.memories.candidate(
+                candidates.append((fact, source, await self.memories.candidate(
                     user, fact.text, source=source, source_message_id=said.id,
                     importance=5 if source == "explicit" else min(fact.importance, 4),
                     kind=None if source == "explicit" else fact.kind,
@@ -79,9 +81,13 @@ class Handlers:
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
             await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
-            for source, candidate in candidates:
+            for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
-                await write.add(conn, self.memories.env, candidate, admit=source != "explicit")
+                stored = await write.add(conn, self.memories.env, candidate,
+                                         admit=source != "explicit")
+                if stored is not None:
+                    await store_graph(conn, user, fact.text, fact.graph, memory_id=stored.id,
+                                      message_id=said.id, said_at=said.created_at, now=utcnow())
 
     async def _facts(
         self, said: str, answered: str, known: Sequence[str]

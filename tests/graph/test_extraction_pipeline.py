@@ -1,0 +1,75 @@
+"""Conversation -> extraction job -> graph, on both backends: the rules and the LLM's
+graph part become entities and relations carrying the memory they came from, and a
+change closes the relation it contradicts the way it closes the memory."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from scripted_llm import ScriptedLLM
+
+from truemem_core import TrueMem
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _said(memory: TrueMem, *lines: tuple[str, datetime]) -> None:
+    for n, (text, at) in enumerate(lines):
+        memory.record_messages("ana", f"s{n}", [("user", text, at), ("assistant", "Noted.", at)])
+    memory.drain()
+
+
+def _memory_id(memory: TrueMem, text: str) -> str:
+    [found] = [m.id for m in memory.list_memories("ana", include_archived=True)
+               if m.text == text]
+    return found
+
+
+def test_rules_fill_the_graph_and_a_move_closes_the_old_place(memory: TrueMem) -> None:
+    _said(memory, ("I live in Madrid.", T0),
+          ("I use PostgreSQL 14 for our billing database.", T0 + timedelta(days=1)),
+          ("I moved to Berlin last month.", T0 + timedelta(days=30)),
+          ("I use PostgreSQL 16 now.", T0 + timedelta(days=40)))
+    now = memory.list_relations("ana", "user")
+    assert {(r.source, r.type, r.target, r.valid_to) for r in now} == {
+        ("user", "lives_in", "Berlin", None), ("user", "uses", "PostgreSQL 16", None)}
+    berlin = next(r for r in now if r.target == "Berlin")
+    assert berlin.evidence_memory_ids == (_memory_id(memory, "Moved to Berlin last month"),)
+    assert berlin.valid_from == T0 + timedelta(days=30)
+    then = memory.list_relations("ana", "user", valid_at=T0 + timedelta(days=2))
+    assert {(r.type, r.target, r.valid_to) for r in then} == {
+        ("lives_in", "Madrid", T0 + timedelta(days=30)),
+        ("uses", "PostgreSQL 14", T0 + timedelta(days=40))}
+    madrid = next(r for r in then if r.target == "Madrid")
+    assert madrid.evidence_memory_ids == (_memory_id(memory, "Lives in Madrid"),)
+    assert memory.get_entity("ana", "PostgreSQL 14").type == "tool"
+    assert memory.list_relations("bob") == []
+
+
+def test_the_llm_graph_part_is_stored_with_its_memory(store_url: str) -> None:
+    graph = {
+        "entities": [{"name": "Atlas", "type": "project"}, {"name": "db-01", "type": "server"}],
+        "relations": [
+            {"from": "Atlas", "type": "uses", "to": "db-01"},
+            {"from": "disk full on db-01", "type": "caused", "to": "Atlas outage",
+             "evidence": "the disk on db-01 filled up and Atlas went down"}],
+        "observations": [{"entity": "db-01", "text": "Its disk filled up in March"}]}
+    reply = json.dumps({"facts": [
+        {"text": "Project Atlas went down when db-01's disk filled up", "importance": 3,
+         "kind": "episodic", "graph": graph},
+        {"text": "Works at Globex Corporation", "importance": 4, "graph": {"relations": 3}}]})
+    with TrueMem(store_url, llm=ScriptedLLM(reply)) as memory:
+        _said(memory, ("Atlas went down: the disk on db-01 filled up. I work at Globex.", T0))
+        atlas = _memory_id(memory, "Project Atlas went down when db-01's disk filled up")
+        [uses] = memory.list_relations("ana", "Atlas", type="uses")
+        assert (uses.target, uses.evidence_memory_ids) == ("db-01", (atlas,))
+        [hop] = memory.causes("ana", "Atlas outage")
+        assert (hop.relation.source, hop.relation.evidence) == (
+            "disk full on db-01", "the disk on db-01 filled up and Atlas went down")
+        [seen] = memory.list_observations("ana", "db-01")
+        assert (seen.text, seen.source_memory_id) == ("Its disk filled up in March", atlas)
+        # the malformed graph part was dropped: the rules read the fact instead
+        [job] = memory.list_relations("ana", "user", type="works_at")
+        assert job.target == "Globex Corporation"
+        assert job.evidence_memory_ids == (_memory_id(memory, "Works at Globex Corporation"),)
