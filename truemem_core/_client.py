@@ -252,8 +252,6 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
         valid_at: datetime | None = None,
     ) -> list[Memory]:
-        """The user's memories, most important first. ``as_of``: as recorded at that instant
-        (superseded later: still listed; added later: not); ``valid_at``: true then."""
         return self._run(self._core.memories.list_memories(
             user_id, include_archived=include_archived, as_of=as_of, valid_at=valid_at))
 
@@ -308,8 +306,7 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         state: State | Collection[State] | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
-        include_archived: bool = False,
-        as_of: datetime | None = None,
+        include_archived: bool = False, as_of: datetime | None = None,
         valid_at: datetime | None = None,
     ) -> list[ScoredMemory]:
         """The user's top ``k`` memories for ``query``, each explaining its rank.
@@ -318,8 +315,7 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
         ``state`` (default active and ephemeral; ``include_archived`` adds
         archived), ``created_after`` (inclusive) / ``created_before`` (exclusive).
-        Time travel: ``as_of`` (what was recorded then: created before, not yet
-        superseded or invalidated) and ``valid_at`` (what was true in the world then).
+        Time travel: ``as_of`` (as recorded then), ``valid_at`` (true in the world then).
         """
         return self._run(self._core.memories.search(
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
@@ -338,8 +334,7 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         state: State | Collection[State] | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
-        include_archived: bool = False,
-        as_of: datetime | None = None,
+        include_archived: bool = False, as_of: datetime | None = None,
         valid_at: datetime | None = None,
     ) -> list[ScoredMemory]:
         return await self._arun(self._core.memories.search(
