@@ -57,6 +57,8 @@ class Settings:
     """RRF weight of the trigram (fuzzy) channel."""
     weight_neighbours: float = 1.5
     """RRF weight of the neighbours channel: what was said right before/after the top hits."""
+    weight_graph: float = 1.0
+    """RRF weight of the graph channel: memories linked to the entities a query names."""
     neighbour_seeds: int = 3
     """Top fused hits whose neighbours (in time, or in their session) form that channel."""
     neighbour_span: int = 2
@@ -120,7 +122,8 @@ class Settings:
     def channel_weights(self) -> dict[str, float]:
         """RRF weight of each search channel."""
         return {"vector": self.weight_vector, "keyword": self.weight_keyword,
-                "trigram": self.weight_trigram, "neighbours": self.weight_neighbours}
+                "trigram": self.weight_trigram, "neighbours": self.weight_neighbours,
+                "graph": self.weight_graph}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

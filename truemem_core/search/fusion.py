@@ -6,6 +6,7 @@ Channels rank one user's memories for a query (§7 of the spec):
     keyword    full-text search (tsvector / FTS5)     exact words, stems, two languages
     trigram    character trigrams (pg_trgm / FTS5)     typos, fragments ("Lisbn", "SSL")
     neighbours memories recorded next to the top hits  what was said around a match
+    graph      facts on the entities a query names      "what does Atlas run on?"
 
 Their ranked lists are fused with Reciprocal Rank Fusion: a memory at rank
 ``r`` (1-based) in channel ``c`` earns ``weight[c] / (k + r)``, summed over the

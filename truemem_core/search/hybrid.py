@@ -3,7 +3,8 @@ mode asks for, then fuse.
 
 ``mode="hybrid"`` (the default):
 
-1. vector, keyword and trigram each rank the corpus; the top
+1. vector, keyword, trigram and graph (memories linked to the entities the
+   query names, ``graph.channel``) each rank the corpus; the top
    ``rrf_depth`` of each enter Reciprocal Rank Fusion (channels of weight 0
    are not run);
 2. neighbours: the rows just before and after the ``neighbour_seeds`` best fused
@@ -30,6 +31,7 @@ from collections.abc import Awaitable
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.graph.channel import graph_channel
 from truemem_core.search.channels import Channels, Corpus
 from truemem_core.search.filters import Mode
 from truemem_core.search.fusion import Fused, Ranking, bound_neighbours, fuse, single
@@ -45,7 +47,7 @@ def channels_for(mode: Mode, settings: Settings) -> list[str]:
     if mode != "hybrid":
         return [mode]
     weights = settings.channel_weights
-    return [*(name for name in LEXICAL if weights[name] > 0), "vector"]
+    return [*(name for name in (*LEXICAL, "graph") if weights[name] > 0), "vector"]
 
 
 async def run(
@@ -70,6 +72,8 @@ async def run(
             keyword_terms(query) if "keyword" in wanted else None,
             significant_terms(query) if "trigram" in wanted else None,
             depth, threshold=settings.trigram_threshold))
+    if "graph" in wanted:  # entities the query names, still while the query is embedded
+        rankings["graph"] = await graph_channel(conn, corpus, query, depth)
     if "vector" in wanted:
         if vector is None:
             raise ValueError("the vector channel needs the query's embedding")
@@ -78,7 +82,8 @@ async def run(
         rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
     if not hybrid:
         return single(mode, rankings[mode], limit=k)
-    rankings = {name: rankings[name] for name in ("vector", *LEXICAL) if name in rankings}
+    rankings = {name: rankings[name] for name in ("vector", *LEXICAL, "graph")
+                if name in rankings}
     fill = rankings["vector"]
     rankings["vector"] = fill[:depth]
     weights = settings.channel_weights
