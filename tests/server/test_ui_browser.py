@@ -16,15 +16,17 @@ import asyncio
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from api_client import live_server as serve
 from playwright.sync_api import Page, expect, sync_playwright
 
-from truemem_core import TrueMem
+from truemem_core import EntitySpec, ObservationSpec, RelationSpec, TrueMem
 from truemem_server.app import create_app
 from truemem_server.keys import KeyStore
 
@@ -220,6 +222,60 @@ def test_erase_needs_the_typed_user_id(page: Page, site: Site, shots: Path) -> N
     expect(page.locator("table.users tbody tr")).to_have_count(1)
     assert site.memory.list_memories("acme/ana") == []
     assert len(site.memory.list_memories("acme/bob")) == 1
+
+
+def _seed_graph(memory: TrueMem) -> datetime:
+    """ana's project graph: PostgreSQL 14 replaced by 16, and a causal chain; returns an
+    instant before the migration."""
+    user = "acme/ana"
+    memory.add_entities(user, [EntitySpec("TrueMem", "project", ("the memory service",))])
+    memory.add_observations(user, [
+        ObservationSpec("TrueMem", "Stores long-term memories for the support bot",
+                        entity_type="project"),
+        ObservationSpec("TrueMem", "Deployed on one VPS in Lisbon", entity_type="project")])
+    memory.add_relations(user, [RelationSpec("Ana", "works_on", "TrueMem", source_type="person"),
+                                RelationSpec("TrueMem", "uses", "PostgreSQL 14",
+                                             target_type="tool")])
+    time.sleep(1.1)  # the as-of field has whole seconds
+    before = datetime.now(UTC)
+    time.sleep(1.1)
+    memory.add_relations(user, [
+        RelationSpec("TrueMem", "uses", "PostgreSQL 16", target_type="tool",
+                     replaces="PostgreSQL 14"),
+        RelationSpec("Disk full", "caused", "Outage", confidence=0.9,
+                     evidence="PostgreSQL stopped writing at 03:12: no space left on device"),
+        RelationSpec("Outage", "blocked", "TrueMem", evidence="No memory written for 50 min"),
+        RelationSpec("Cheap VPS", "caused", "Disk full", evidence="The plan had a 10 GB disk"),
+        RelationSpec("TrueMem", "led_to", "Migration plan",
+                     evidence="The outage review asked for managed PostgreSQL")])
+    return before
+
+
+def test_an_entity_page_its_time_lines_and_as_of(page: Page, site: Site, shots: Path) -> None:
+    before = _seed_graph(site.memory)
+    sign_in(page, site, "acme")
+    page.goto(f"{site.url}/users/ana")
+    page.get_by_role("link", name="Knowledge graph").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Knowledge graph of ana")
+    page.get_by_role("link", name="TrueMem", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("TrueMem")
+    relations = page.locator("table.relations tbody tr")
+    expect(relations.filter(has_text="PostgreSQL 14")).to_contain_text("ended")
+    expect(relations.filter(has_text="PostgreSQL 16")).to_contain_text("current")
+    causes = page.locator(".chain.causes li")
+    expect(causes).to_have_count(3)
+    expect(causes.first).to_contain_text("Outage blocked TrueMem")
+    expect(causes.last).to_contain_text("The plan had a 10 GB disk")
+    page.screenshot(path=shots / "inspector-entity.png", full_page=True)
+
+    page.get_by_label("As of").fill(before.strftime("%Y-%m-%dT%H:%M:%S"))
+    page.get_by_role("button", name="Show").click()
+    expect(relations.filter(has_text="PostgreSQL 14")).to_contain_text("current")
+    expect(relations.filter(has_text="PostgreSQL 16")).to_have_count(0)
+    expect(page.locator(".chain.causes")).to_contain_text("No known cause.")
+    relations.get_by_role("link", name="Ana").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Ana")
+    expect(page.get_by_label("As of")).to_have_value(before.strftime("%Y-%m-%dT%H:%M:%S"))
 
 
 def test_a_per_user_key_sees_only_its_user_and_a_reader_cannot_change(
