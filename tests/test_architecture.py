@@ -36,7 +36,7 @@ LAYERS: dict[str, int] = {
     "_core": 10,
     "_graph_client": 11, "_items_client": 11,
     "_client": 12,
-    "_demo": 13,
+    "_demo": 13, "importers": 13,
     "cli": 14,
     "__init__": 15,
 }

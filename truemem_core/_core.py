@@ -23,6 +23,7 @@ from truemem_core.jobs.handlers import Handlers
 from truemem_core.jobs.runner import JobRunner
 from truemem_core.language import LLM, offload
 from truemem_core.memory.item_store import ItemStore
+from truemem_core.memory.peer_import import PeerImport
 from truemem_core.memory.service import MemoryStore
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database, resolve_url
@@ -49,6 +50,7 @@ class Core:
         self.db = Database(self.url, embedder=self.embedder)
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
         self.items = ItemStore(self.memories)
+        self.peers = PeerImport(self.memories)
         self.users = Users(self.memories, self.tokens)
         self.graph = GraphStore(self.db, self.settings)
         self.runner = JobRunner(

@@ -9,12 +9,13 @@ Every method is sync with an ``a``-prefixed async twin, each a one-line delegati
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from truemem_core._bridge import LoopThread
 from truemem_core._core import Core
 from truemem_core.memory.items import StoreItem
+from truemem_core.memory.peer_import import ImportReport, PeerRecord
 
 
 class _StoreItems:
@@ -84,3 +85,20 @@ class _StoreItems:
 
     async def aitem_namespaces(self) -> list[tuple[str, ...]]:
         return await self._loop.arun(self._core.items.namespaces())
+
+    def import_records(
+        self, records: Sequence[PeerRecord], *, dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        """Memories of another system (``truemem import``): each becomes a memory as a new
+        fact does (dedup, admission), keeping its times, and a store item at its origin's
+        namespace and key, so that importing the same records again writes nothing."""
+        return self._loop.run(self._core.peers.run(records, dry_run=dry_run,
+                                                   progress=progress))
+
+    async def aimport_records(
+        self, records: Sequence[PeerRecord], *, dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        return await self._loop.arun(self._core.peers.run(records, dry_run=dry_run,
+                                                          progress=progress))

@@ -38,6 +38,7 @@ from truemem_core.errors import (
     TrueMemError,
 )
 from truemem_core.graph import cli as graph_cli
+from truemem_core.importers import command as import_command
 from truemem_core.records import Kind, Memory
 from truemem_core.storage.database import resolve_url, sqlite_path
 
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("truemem.worker")
 
 # The only commands that may create a store; every other one needs an existing one.
-CREATES_STORE = {("memories", "add"), ("memories", "import"), ("user", "import")}
+CREATES_STORE = {("memories", "add"), ("memories", "import"), ("user", "import"),
+                 ("import", None)}
 
 GIVE_UP_ENV = "TRUEMEM_WORKER_GIVE_UP_AFTER"
 DEFAULT_GIVE_UP_S = 60.0
@@ -623,7 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="TrueMem's command line: the demo, memories and users, re-embedding, "
         "maintenance, background workers.",
         epilog="A mistake prints one 'truemem: error: ...' line and exits with status 2. "
-        "Only 'memories add', 'memories import' and 'user import' create a missing store.")
+        "Only 'memories add', 'memories import', 'user import' and 'import' create a missing "
+        "store.")
     parser.add_argument(
         "--database", metavar="URL",
         help="SQLite path or database URL "
@@ -635,6 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memories(commands)
     _add_user(commands)
     graph_cli.add_parser(commands)
+    import_command.add_parser(commands)
     commands.add_parser(
         "reembed", help="recompute every vector with the default embedder (after a model change)")
     maintain = commands.add_parser(
@@ -658,6 +662,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, TrueMem], None]] = {
     "memories": _memories,
     "user": _user,
     "graph": graph_cli.run,
+    "import": lambda args, memory: import_command.run(args, memory, _bar),
     "reembed": _reembed,
     "maintain": _maintain,
 }
