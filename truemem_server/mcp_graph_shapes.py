@@ -10,6 +10,7 @@ names in the code. The functions turn a ``Graph`` into what a tool answers
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -142,8 +143,14 @@ class PathOut(_Shape):
 
 
 def handle(name: str) -> str:
-    """A name as a lookup compares it: spaces collapsed, case folded."""
-    return " ".join(name.split()).casefold()
+    """A name as TrueMem matches it: Unicode-normalised (NFKC), case folded, spaces
+    collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def kind(relation_type: str) -> str:
+    """A relation type as TrueMem stores it: ``works on`` is ``works_on``."""
+    return "_".join(unicodedata.normalize("NFKC", relation_type).casefold().split())
 
 
 def entity_names(entity: Entity) -> set[str]:
@@ -212,10 +219,10 @@ def open_graph(graph: Graph, names: Sequence[str]) -> GraphOut:
 
 def matching(graph: Graph, relations: Iterable[RelationOut]) -> list[Relation]:
     """The graph's relations that one of ``relations`` names (ends by name or alias)."""
-    wanted = {(handle(r.source), handle(r.relation_type), handle(r.target)) for r in relations}
+    wanted = {(handle(r.source), kind(r.relation_type), handle(r.target)) for r in relations}
     by_id = {e.id: entity_names(e) for e in graph.entities}
     return [r for r in graph.relations
-            if any((a, handle(r.type), b) in wanted for a in by_id.get(r.source_id, ())
+            if any((a, kind(r.type), b) in wanted for a in by_id.get(r.source_id, ())
                    for b in by_id.get(r.target_id, ()))]
 
 

@@ -21,7 +21,13 @@ from test_mcp import Served, http_client, make_keys, stdio
 from truemem_core import Entity, Graph, Observation, Relation, TrueMem
 from truemem_server.app import create_app
 from truemem_server.mcp_graph import GRAPH_TOOLS
-from truemem_server.mcp_graph_shapes import graph_out, search_graph
+from truemem_server.mcp_graph_shapes import (
+    RelationOut,
+    graph_out,
+    matching,
+    open_graph,
+    search_graph,
+)
 from truemem_server.mcp_server import Caller, build_server
 
 READ_TOOLS = {"search_memories", "list_memories", "read_graph", "search_nodes", "open_nodes",
@@ -294,3 +300,8 @@ def test_the_shapes_are_pure_functions_of_the_graph() -> None:
         "relations": [{"from": "Ana", "to": "PostgreSQL", "relationType": "uses"}]}
     assert [e.name for e in search_graph(graph, "silva").entities] == ["Ana"]  # an alias
     assert [e.name for e in search_graph(graph, "version").entities] == ["PostgreSQL"]
+    assert [e.name for e in open_graph(graph, ["ANA  SILVA"]).entities] == ["Ana"]
+    asked = RelationOut(source=" ana", target="postgresql", relation_type="Uses")
+    assert [r.id for r in matching(graph, [asked])] == ["r1", "r2"]
+    assert matching(graph, [RelationOut(source="Ana", target="PostgreSQL",
+                                        relation_type="used")]) == []
