@@ -344,3 +344,23 @@ def test_create_agent_keeps_and_finds_memories_in_the_store(
     assert [m.text for m in memory.list_memories("ana")] == ["Is allergic to peanuts"]
     context = memory.get_context("ana", "s", "Any food I should avoid?")
     assert "Is allergic to peanuts" in context.to_system_prompt()
+
+
+# ------------------------------------------------------------------ export and import
+
+
+def test_export_and_import_user_carry_the_items(store: TrueMemStore, memory: TrueMem) -> None:
+    put_facts(store)
+    store.put(("memories", "ana", "notes"), "plain", {"text": "not indexed"}, index=False)
+    data = memory.export_user("ana")
+    assert len(data["store_items"]) == len(FACTS) + 1
+    memory.import_user("ben", data)  # the label that named ana names ben
+    moved = store.get(("memories", "ben"), "allergy")
+    assert moved is not None and moved.value == {"text": FACTS["allergy"], "topic": "allergy"}
+    hits = store.search(("memories", "ben"), query="peanut allergy", limit=1)
+    assert [i.key for i in hits] == ["allergy"]
+    ben = {m.text: m.id for m in memory.list_memories("ben")}
+    assert memory.get_item("ben", ("memories", "ben"), "allergy").memory_id == ben[  # type: ignore[union-attr]
+        FACTS["allergy"]]
+    assert store.get(("memories", "ben", "notes"), "plain") is not None
+    assert store.get(("memories", "ana"), "allergy") is not None  # ana's are untouched

@@ -12,6 +12,7 @@ from truemem_core.conversation import sessions
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import portability as graph_portability
+from truemem_core.memory import items as store
 from truemem_core.memory import portability, reads
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.memory.service import MemoryStore
@@ -36,15 +37,17 @@ class Users:
         self.tokens = tokens
 
     async def export_user(self, user_id: Any) -> dict[str, Any]:
-        """Every memory (with history), deleted memories' histories and every session."""
+        """Every memory (with history), deleted memories' histories, every session, the
+        graph and the store items."""
         user = self.memories.check_user(user_id)
         async with self.db.transaction(readonly=True) as conn:
             exported = await portability.export_memories(conn, user)
             chats = await sessions.export_sessions(conn, user)
             graph = await graph_portability.export_graph(conn, user)
+            kept = [store.exported(row) for row in await store.of_user(conn, user)]
         return {"format": portability.FORMAT, "user_id": user,
                 "exported_at": utcnow().isoformat(), **exported, "sessions": chats,
-                "graph": graph}
+                "graph": graph, "store_items": kept}
 
     async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
         """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
@@ -62,6 +65,7 @@ class Users:
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
         graph = graph_portability.parse_graph(data.get("graph"))
+        kept = store.parse_exported(data.get("store_items"), data.get("user_id"), user)
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
         said_vectors = await self.memories.embed(said)  # recallable at once
@@ -70,9 +74,10 @@ class Users:
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name)
             await sessions.import_sessions(conn, user, chats, said_vectors, self.tokens.count)
-            await graph_portability.import_graph(conn, user, graph, {
-                item["exported_id"]: new for item, new in zip(items, ids, strict=True)
-                if item["exported_id"]})
+            new_ids = {item["exported_id"]: new for item, new in zip(items, ids, strict=True)
+                       if item["exported_id"]}
+            await store.import_exported(conn, user, kept, new_ids)
+            await graph_portability.import_graph(conn, user, graph, new_ids)
             await prune_excess(conn, self.memories.env, user)
             return await reads.by_ids(conn, user, ids)
 

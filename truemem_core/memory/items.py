@@ -252,3 +252,53 @@ async def namespaces(conn: AsyncConnection) -> list[tuple[str, ...]]:
 async def of_user(conn: AsyncConnection, user: str) -> list[Row[Any]]:
     return list(await conn.execute(select(store_items).where(store_items.c.user_id == user)
                                    .order_by(store_items.c.namespace, store_items.c.key)))
+
+
+# -- a user's export (``_users``) ---------------------------------------------------------
+
+
+def exported(row: Any) -> dict[str, Any]:
+    return {"namespace": list(row.namespace.split(".")), "key": row.key, "value": row.value,
+            "memory_id": row.memory_id, "created_at": row.created_at.isoformat(),
+            "updated_at": row.updated_at.isoformat()}
+
+
+def parse_exported(found: Any, old_user: Any, new_user: str) -> list[dict[str, Any]]:
+    """An export's ``store_items`` (absent in older exports: none), validated; a label
+    equal to the exported user id becomes ``new_user``, so that the namespace that named
+    the user names the new one."""
+    if found is None:
+        return []
+    if not isinstance(found, list):
+        raise InvalidInputError("export 'store_items' must be a list")
+    parsed = []
+    for n, item in enumerate(found):
+        try:
+            if not isinstance(item, Mapping):
+                raise InvalidInputError("not an object")
+            labels = [new_user if label == old_user else label
+                      for label in check_namespace(item.get("namespace"))]
+            parsed.append({
+                "namespace": tuple(labels), "key": check_key(item.get("key")),
+                "value": check_value(item.get("value")), "memory_id": item.get("memory_id"),
+                "created_at": datetime.fromisoformat(str(item["created_at"])),
+                "updated_at": datetime.fromisoformat(str(item["updated_at"]))})
+        except (InvalidInputError, KeyError, ValueError) as exc:
+            raise InvalidInputError(f"export 'store_items'[{n}]: {exc}") from exc
+    return parsed
+
+
+async def import_exported(
+    conn: AsyncConnection, user: str, parsed: Sequence[Mapping[str, Any]],
+    new_ids: Mapping[str, str],
+) -> None:
+    """Write an export's items under ``user``, each indexed by its memory's new id (none
+    when that memory was not in the export); an item already there is replaced."""
+    for item in parsed:
+        await remove(conn, user, item["namespace"], item["key"])
+    if parsed:
+        await conn.execute(store_items.insert(), [
+            {"user_id": user, "namespace": joined(item["namespace"]), "key": item["key"],
+             "value": item["value"], "memory_id": new_ids.get(item["memory_id"] or ""),
+             "created_at": item["created_at"], "updated_at": item["updated_at"]}
+            for item in parsed])
