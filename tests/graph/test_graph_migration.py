@@ -27,7 +27,7 @@ async def test_the_graph_tables_come_and_go(tmp_url: str) -> None:
     assert not GRAPH & await _tables(tmp_url)
     async with TrueMem(tmp_url) as memory:  # opening the store upgrades it
         await memory.aadd_relations("ana", [RelationSpec("Atlas", "uses", "db-1")])
-    assert GRAPH <= await _tables(tmp_url)
+    assert await _tables(tmp_url) >= GRAPH
     await migrate(tmp_url, "stamp", "0009")
     await migrate(tmp_url, "upgrade", "head")  # 0010 again, over its own tables
     async with TrueMem(tmp_url) as memory:
@@ -39,4 +39,4 @@ async def test_the_graph_tables_come_and_go(tmp_url: str) -> None:
     await migrate(tmp_url, "downgrade", "0009")
     assert not GRAPH & await _tables(tmp_url)
     await migrate(tmp_url, "upgrade", "head")
-    assert GRAPH <= await _tables(tmp_url)
+    assert await _tables(tmp_url) >= GRAPH
