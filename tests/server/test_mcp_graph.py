@@ -305,3 +305,20 @@ def test_the_shapes_are_pure_functions_of_the_graph() -> None:
     assert [r.id for r in matching(graph, [asked])] == ["r1", "r2"]
     assert matching(graph, [RelationOut(source="Ana", target="PostgreSQL",
                                         relation_type="used")]) == []
+
+
+async def test_a_deleted_entity_can_be_created_again(memory: TrueMem) -> None:
+    async def ana() -> Caller:
+        return Caller(memory, "ana")
+
+    async with Client(build_server(ana)) as client:
+        start = datetime.now(UTC).isoformat()
+        await asyncio.sleep(0.02)
+        assert (await tool(client, "create_entities", entities=[ANA]))[0] == [ANA]
+        await tool(client, "delete_entities", entityNames=["ana"])  # any case, as TrueMem matches
+        between = (await tool(client, "read_graph"))[0]
+        again = {**ANA, "observations": ["Moved to Porto"]}
+        assert (await tool(client, "create_entities", entities=[again]))[0] == [again]
+        assert (await tool(client, "read_graph"))[0] == {"entities": [again], "relations": []}
+        assert between == {"entities": [], "relations": []}
+        assert (await tool(client, "read_graph", as_of=start))[0] == between
