@@ -364,3 +364,23 @@ def test_export_and_import_user_carry_the_items(store: TrueMemStore, memory: Tru
         FACTS["allergy"]]
     assert store.get(("memories", "ben", "notes"), "plain") is not None
     assert store.get(("memories", "ana"), "allergy") is not None  # ana's are untouched
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["add_memory", "add_memories"])
+def test_items_keep_their_index_when_a_new_fact_folds_their_memories_together(
+        store: TrueMemStore, memory: TrueMem, bulk: bool) -> None:
+    store.put(("memories", "ana"), "a", {"text": "Works as a data engineer at Acme"})
+    store.put(("memories", "ana"), "b", {"text": "Works as a data engineer at Acme Corp"})
+    assert len(memory.list_memories("ana")) == 2  # a put never merges two items
+    if bulk:
+        memory.add_memories("ana", ["Works as data engineer at Acme Corp"])
+    else:
+        memory.add_memory("ana", "Works as data engineer at Acme Corp")
+    [merged] = memory.list_memories("ana")  # the new fact folded the two into one
+    for key in ("a", "b"):  # both items now indexed by the memory that absorbed theirs
+        assert memory.get_item("ana", ("memories", "ana"), key).memory_id == merged.id  # type: ignore[union-attr]
+    assert {i.key for i in store.search(("memories", "ana"), query="job")} == {"a", "b"}
+    store.delete(("memories", "ana"), "a")  # the memory stays: item b still needs it
+    assert [m.id for m in memory.list_memories("ana")] == [merged.id]
+    store.delete(("memories", "ana"), "b")
+    assert memory.list_memories("ana") == []

@@ -33,7 +33,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
-from truemem_core.memory import rows
+from truemem_core.memory import items, rows
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import is_protected
 from truemem_core.memory.maintenance import prune_events
@@ -169,7 +169,7 @@ class _Ledger:
         self.vectors = vectors
         self.new: list[str] = []
         self.changed: dict[str, set[str]] = {}  # stored row -> columns changed
-        self.deleted: set[str] = set()
+        self.deleted: dict[str, str] = {}  # absorbed id -> the memory it was folded into
         self.events: list[dict[str, Any]] = []
         self.rejections: list[dict[str, Any]] = []
         self.clock = utcnow() - timedelta(microseconds=1)
@@ -270,7 +270,7 @@ class _Ledger:
             if row.id in self.new:
                 self.new.remove(row.id)
             else:
-                self.deleted.add(row.id)
+                self.deleted[row.id] = into
         self._log(absorb_events(absorbed, into), now)
 
     def _supersede(
@@ -319,6 +319,7 @@ class _Ledger:
         if self.deleted:
             await conn.execute(memories.delete().where(
                 memories.c.user_id == user, memories.c.id.in_(sorted(self.deleted))))
+            await items.repoint(conn, user, self.deleted)
         if self.events:
             await conn.execute(memory_events.insert(), [
                 rows.event_row(user_id=user, **event) for event in self.events])

@@ -212,6 +212,28 @@ async def forget_memories(conn: AsyncConnection, user: str, ids: Sequence[str]) 
             store_items.c.user_id == user, store_items.c.memory_id.in_(list(ids))))
 
 
+def final(moves: Mapping[str, str], memory_id: str) -> str:
+    """Where a memory ended up after a chain of folds (a into b, then b into c: c)."""
+    seen = {memory_id}
+    while memory_id in moves and moves[memory_id] not in seen:
+        memory_id = moves[memory_id]
+        seen.add(memory_id)
+    return memory_id
+
+
+async def repoint(conn: AsyncConnection, user: str, moves: Mapping[str, str]) -> None:
+    """Items indexed by memories folded into others are indexed by those now (one read,
+    and a write only for the rare item whose memory was folded)."""
+    if not moves:
+        return
+    found = await conn.execute(select(store_items.c.memory_id).distinct().where(
+        store_items.c.user_id == user, store_items.c.memory_id.in_(list(moves))))
+    for (memory_id,) in found.all():
+        await conn.execute(store_items.update().where(
+            store_items.c.user_id == user, store_items.c.memory_id == memory_id)
+            .values(memory_id=final(moves, memory_id)))
+
+
 async def listed(
     conn: AsyncConnection, user: str | None, prefix: Sequence[str], *,
     limit: int | None, offset: int,

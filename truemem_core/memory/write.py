@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.language.contradiction import supersessions
-from truemem_core.memory import rows
+from truemem_core.memory import items, rows
 from truemem_core.memory.admission import Admission, score_candidate
 from truemem_core.memory.dedup import centroid, merge, same_details
 from truemem_core.memory.env import MemoryEnv
@@ -298,4 +298,5 @@ async def _absorb(conn: AsyncConnection, user: str, absorbed: Sequence[Any], *, 
         .values(superseded_by=into))
     await conn.execute(
         memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
+    await items.repoint(conn, user, dict.fromkeys(ids, into))  # a store item keeps its index
     await rows.log(conn, user, absorb_events(absorbed, into))
