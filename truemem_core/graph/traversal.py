@@ -5,7 +5,8 @@ back to a visited entity is returned once (``stop``) but not followed, which
 ends cycles; ``depth`` bounds the walk. ``causes`` follows causal relations
 backwards (towards what led to the entity), ``effects`` forwards; each relation
 is returned once, at the smallest depth it was reached. ``path`` follows any
-relation either way and returns the shortest chain (``rels``: its relation ids).
+relation either way and returns the shortest chain (``rels``: its relation ids): the
+first walk that reaches the target, breadth first.
 """
 
 from __future__ import annotations
@@ -102,8 +103,10 @@ async def path(
     ).select_from(edges.join(walk, edges.c.x == walk.c.node)).where(
         walk.c.depth < max_depth, walk.c.node != b, ~_seen(walk, edges.c.y))
     walk = walk.union_all(step)
-    best = (select(walk.c.rels).where(walk.c.node == b)
-            .order_by(walk.c.depth, walk.c.rels).limit(1).subquery("best"))
+    # No ORDER BY: both databases produce a recursive CTE's rows level by level (PostgreSQL
+    # one working table per iteration, SQLite a FIFO queue), so the first walk to reach b is
+    # a shortest one, and the LIMIT stops the walk there instead of enumerating every path.
+    best = select(walk.c.rels).where(walk.c.node == b).limit(1).subquery("best")
     rel = graph_relations
     rows = list(await conn.execute(
         relations(user).add_columns(best.c.rels.label("chain"))
