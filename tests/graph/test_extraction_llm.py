@@ -1,15 +1,16 @@
-"""The graph part of the LLM's extraction answer, through the real prompt and parser
-with a scripted model: in the same call as the facts, strict, never costing a fact."""
+"""The graph part of the LLM's extraction answer, through the real prompt and parsers
+with a scripted model: in the same call as the facts, kept with each fact as JSON and
+read strictly by the graph layer (``parse_graph_json``), never costing a fact."""
 
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 import pytest
 from scripted_llm import ScriptedLLM
 
+from truemem_core.graph.extraction_parse import MalformedGraph, parse_graph_json
 from truemem_core.graph.records import EntitySpec, RelationSpec
 from truemem_core.language import EXTRACTION_PROMPT, extract_with_llm
 
@@ -32,12 +33,12 @@ async def test_one_call_asks_for_facts_and_their_graph_by_names() -> None:
     assert len(llm.prompts) == 1 and llm.prompts[0][0]["content"] == EXTRACTION_PROMPT
     assert '"graph"' in EXTRACTION_PROMPT and '"user"' in EXTRACTION_PROMPT
     assert fact.text == "Project Atlas uses PostgreSQL 16" and fact.graph is not None
-    assert fact.graph.entities == (EntitySpec("Atlas", "project"),
-                                   EntitySpec("PostgreSQL 16", "tool"))
-    assert fact.graph.relations == (RelationSpec(
+    graph = parse_graph_json(fact.graph)
+    assert graph.entities == (EntitySpec("Atlas", "project"), EntitySpec("PostgreSQL 16", "tool"))
+    assert graph.relations == (RelationSpec(
         "Atlas", "uses", "PostgreSQL 16", source_type="project", target_type="tool",
         confidence=0.9, replaces="PostgreSQL 14"),)
-    assert [(o.entity, o.text, o.entity_type) for o in fact.graph.observations] == [
+    assert [(o.entity, o.text, o.entity_type) for o in graph.observations] == [
         ("Atlas", "Moved its database in March", "project")]
 
 
@@ -48,7 +49,7 @@ async def test_a_causal_relation_keeps_its_evidence_and_type() -> None:
         ScriptedLLM(_answer({"text": "A full disk led to an outage", "kind": "episodic",
                              "graph": graph})), "the disk filled up and the site went down", "")
     assert fact.graph is not None
-    [relation] = fact.graph.relations
+    [relation] = parse_graph_json(fact.graph).relations
     assert (relation.type, relation.evidence) == (
         "led_to", "the disk filled up and the site went down")
 
@@ -63,17 +64,15 @@ async def test_a_causal_relation_keeps_its_evidence_and_type() -> None:
     {"entities": [{"name": "Atlas", "type": "project"}], "edges": []},
     ["Atlas"],
 ])
-async def test_a_malformed_graph_drops_the_graph_part_only(
-    graph: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_a_malformed_graph_part_is_refused_and_its_fact_kept(graph: Any) -> None:
     reply = _answer({"text": "Project Atlas uses PostgreSQL", "importance": 2, "graph": graph},
                     {"text": "Lives in Lyon", "graph": {}})
-    with caplog.at_level(logging.WARNING, "truemem.extraction"):
-        atlas, lyon = await extract_with_llm(ScriptedLLM(reply), "…", "")
-    assert (atlas.text, atlas.importance, atlas.graph) == ("Project Atlas uses PostgreSQL", 2,
-                                                           None)
-    assert lyon.graph is not None and not lyon.graph
-    assert "malformed graph part" in caplog.text
+    atlas, lyon = await extract_with_llm(ScriptedLLM(reply), "…", "")
+    assert (atlas.text, atlas.importance) == ("Project Atlas uses PostgreSQL", 2)
+    assert atlas.graph is not None
+    with pytest.raises(MalformedGraph):
+        parse_graph_json(atlas.graph)
+    assert lyon.graph is not None and not parse_graph_json(lyon.graph)
 
 
 async def test_an_answer_without_graphs_is_read_as_before() -> None:

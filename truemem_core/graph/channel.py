@@ -21,13 +21,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Select, String, cast, func, or_, select, true, union_all
+from sqlalchemy import ColumnElement, Select, String, cast, func, or_, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.graph.names import norm
 from truemem_core.graph.reads import find_entities
 from truemem_core.graph.rules_mentions import USER
-from truemem_core.search.channels import Corpus
 from truemem_core.storage.schema import graph_observations, graph_relations, memories
 
 ENTITIES = 5
@@ -36,16 +35,16 @@ ENTITIES = 5
 Ranking = list[tuple[str, float]]
 
 
-async def graph_channel(conn: AsyncConnection, corpus: Corpus, query: str, k: int) -> Ranking:
-    """The corpus's memories linked to the entities ``query`` names, best first (``k`` at
-    most); ``[]`` for a corpus other than memories, or when it names none."""
-    if corpus.table is not memories:
-        return []
-    found = [e.id for e in await find_entities(conn, corpus.user_id, query, limit=ENTITIES + 1)
+async def graph_channel(
+    conn: AsyncConnection, user: str, where: Sequence[ColumnElement[bool]], query: str, k: int,
+) -> Ranking:
+    """The user's memories passing ``where`` (the search's conditions on ``memories``)
+    linked to the entities ``query`` names, best first (``k`` at most)."""
+    found = [e.id for e in await find_entities(conn, user, query, limit=ENTITIES + 1)
              if norm(e.name) != USER][:ENTITIES]
     if not found:
         return []
-    rows = await conn.execute(_facts(conn.dialect.name, corpus, found))
+    rows = await conn.execute(_facts(conn.dialect.name, user, where, found))
     return rank(found, rows)[:k]
 
 
@@ -63,10 +62,12 @@ def rank(entities: Sequence[str], facts: Iterable[Any]) -> Ranking:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _facts(dialect: str, corpus: Corpus, entities: Sequence[str]) -> Select[Any]:
+def _facts(
+    dialect: str, user: str, where: Sequence[ColumnElement[bool]], entities: Sequence[str],
+) -> Select[Any]:
     """Current observations and relations touching ``entities``, one row per (fact,
     memory it came from), kept when that memory is in the corpus: one statement."""
-    o, r, user = graph_observations, graph_relations, corpus.user_id
+    o, r = graph_observations, graph_relations
     seen = select(o.c.entity_id.label("a"), o.c.entity_id.label("b"),
                   o.c.source_memory_id.label("memory_id"), o.c.confidence).where(
         o.c.user_id == user, o.c.invalidated_at.is_(None), o.c.valid_to.is_(None),
@@ -78,8 +79,7 @@ def _facts(dialect: str, corpus: Corpus, entities: Sequence[str]) -> Select[Any]
         r.c.user_id == user, r.c.invalidated_at.is_(None), r.c.valid_to.is_(None),
         or_(r.c.source_id.in_(entities), r.c.target_id.in_(entities)))
     facts = union_all(seen, linked).subquery()
-    return select(facts).join(memories, memories.c.id == facts.c.memory_id).where(
-        *corpus.where)
+    return select(facts).join(memories, memories.c.id == facts.c.memory_id).where(*where)
 
 
 def _evidence(dialect: str) -> Any:

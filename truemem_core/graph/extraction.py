@@ -1,7 +1,8 @@
 """Stored facts into the graph: the extraction job's step after each memory write.
 
-The graph facts of a fact are the LLM's (``CandidateFact.graph``) when it gave
-them, else what the rules read in its text (``graph.rules``). They are written
+The graph facts of a fact are the LLM's (``CandidateFact.graph``, read strictly
+by ``graph.extraction_parse``: a malformed part is logged and dropped) when it
+gave them, else what the rules read in its text (``graph.rules``). They are written
 by ``apply_facts`` in the memory write's transaction, carrying the memory's id
 and the message's, valid from when the message was said.
 
@@ -28,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from truemem_core.errors import InvalidInputError, NotFoundError
+from truemem_core.graph.extraction_parse import MalformedGraph, parse_graph_json
 from truemem_core.graph.names import norm
 from truemem_core.graph.records import GraphFacts, ObservationSpec, RelationSpec
 from truemem_core.graph.rules import graph_facts
@@ -51,15 +53,16 @@ class Current:
 
 
 async def store_graph(
-    conn: AsyncConnection, user: str, text: str, given: GraphFacts | None, *,
+    conn: AsyncConnection, user: str, text: str, given: str | None, *,
     memory_id: str, message_id: int | None, said_at: datetime | None, now: datetime,
 ) -> None:
-    """Write the graph facts of the stored fact ``text`` (memory ``memory_id``).
+    """Write the graph facts of the stored fact ``text`` (memory ``memory_id``): those
+    of ``given`` (the LLM's graph part, JSON, read strictly), else the rules'.
 
     A graph the store refuses (a name that matches entities of two types) is logged
     and skipped: the memory stays, as a malformed LLM graph part would leave it.
     """
-    facts = typed_user(given if given is not None else graph_facts(text))
+    facts = typed_user(_given(given, text) or graph_facts(text))
     if not facts:
         return
     facts = dated(facts, said_at)
@@ -76,6 +79,17 @@ async def store_graph(
 
 
 # -- pure ----------------------------------------------------------------------------
+
+
+def _given(given: str | None, text: str) -> GraphFacts | None:
+    """The LLM's graph part; None (the rules read the fact) when absent or malformed."""
+    if given is None:
+        return None
+    try:
+        return parse_graph_json(given)
+    except MalformedGraph as exc:
+        log.warning("dropped a malformed graph part of %r (%s): %s", text, exc, given[:2_000])
+        return None
 
 
 def typed_user(facts: GraphFacts) -> GraphFacts:

@@ -16,6 +16,7 @@ A half-read graph would store relations whose ends were misread.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -38,6 +39,15 @@ _KEYS = {
 
 class MalformedGraph(TrueMemError, ValueError):
     """The graph part of an answer is not the documented shape."""
+
+
+def parse_graph_json(text: str) -> GraphFacts:
+    """:func:`parse_graph` of the JSON the extraction kept (``CandidateFact.graph``)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise MalformedGraph("the graph part is not JSON") from exc
+    return parse_graph(value)
 
 
 def parse_graph(value: Any) -> GraphFacts:

@@ -9,14 +9,13 @@ job layer can retry the whole job.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from truemem_core.errors import TrueMemError
-from truemem_core.graph.extraction_parse import MalformedGraph, parse_graph
-from truemem_core.graph.records import GraphFacts
 from truemem_core.language.lenient_json import loads_lenient, strip_fences
 from truemem_core.language.types import CandidateFact, Kind
 
@@ -153,8 +152,9 @@ def parse_facts(raw: str) -> list[CandidateFact]:
     a missing or unreadable one becomes 3. An unknown kind becomes "semantic".
     ``replaces`` keeps the string items of a list, stripped and lower-cased;
     anything else there is ignored (the caller drops handles it did not give).
-    ``graph`` is read strictly (``graph.extraction_parse``): a malformed graph part
-    is logged and dropped, the fact kept; an empty ``{}`` is an empty graph.
+    ``graph`` is kept as the JSON the model gave; the graph layer reads it strictly
+    when the fact is stored (``graph.extraction_parse``: a malformed graph part is
+    logged and dropped, the fact kept).
 
     Raises :class:`ExtractionParseError` when the answer holds no JSON list of
     facts at all; an explicit empty list is valid and returns ``[]``.
@@ -206,16 +206,9 @@ def _to_fact(item: Any) -> CandidateFact | None:
                          _handles(item.get("replaces")), _graph(item.get("graph")))
 
 
-def _graph(value: Any) -> GraphFacts | None:
-    """The fact's graph part, strictly: a malformed one is dropped, the fact kept."""
-    if value is None:
-        return None
-    try:
-        return parse_graph(value)
-    except MalformedGraph as exc:
-        logger.warning("dropped a malformed graph part (%s): %r", exc,
-                       repr(value)[:_LOGGED_CHARS])
-        return None
+def _graph(value: Any) -> str | None:
+    """The fact's graph part, kept as JSON for the graph layer to read strictly."""
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _importance(value: Any) -> int:

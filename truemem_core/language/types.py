@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from truemem_core.graph.records import GraphFacts
+from typing import Literal
 
 Kind = Literal["semantic", "episodic"]
 
@@ -19,12 +16,13 @@ class CandidateFact:
     requests, automatic extraction gives 1-4. ``kind`` is ``"semantic"`` for a
     stable fact and ``"episodic"`` for an event. ``replaces`` holds the prompt
     handles ("m2") of the known facts an LLM judged this one to make untrue.
-    ``graph`` holds the entities and relations an LLM read in the fact; None when
-    it gave none (the graph rules read the fact's text instead).
+    ``graph`` is the JSON of the entities and relations an LLM read in the fact,
+    as it gave them (``graph.extraction`` reads it strictly when the fact is
+    stored); None when it gave none (the graph rules read the fact's text instead).
     """
 
     text: str
     importance: int
     kind: Kind
     replaces: tuple[str, ...] = ()
-    graph: GraphFacts | None = None
+    graph: str | None = None

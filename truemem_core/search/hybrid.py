@@ -38,6 +38,7 @@ from truemem_core.search.fusion import Fused, Ranking, bound_neighbours, fuse, s
 from truemem_core.search.neighbours import neighbours
 from truemem_core.search.query_text import keyword_terms, significant_terms
 from truemem_core.settings import Settings
+from truemem_core.storage.schema import memories
 
 LEXICAL = ("keyword", "trigram")
 
@@ -72,8 +73,8 @@ async def run(
             keyword_terms(query) if "keyword" in wanted else None,
             significant_terms(query) if "trigram" in wanted else None,
             depth, threshold=settings.trigram_threshold))
-    if "graph" in wanted:  # entities the query names, still while the query is embedded
-        rankings["graph"] = await graph_channel(conn, corpus, query, depth)
+    if "graph" in wanted and corpus.table is memories:  # still while the query is embedded
+        rankings["graph"] = await graph_channel(conn, corpus.user_id, corpus.where, query, depth)
     if "vector" in wanted:
         if vector is None:
             raise ValueError("the vector channel needs the query's embedding")
