@@ -1,5 +1,6 @@
-"""Keeping a user's memories in shape: retrieval counts, dynamic scores and states,
-pruning past the soft limit, and re-embedding after a model change.
+"""Keeping a user's memories in shape: retrieval counts, dynamic scores and states
+(with the importance propagated through the graph, ``graph.propagation``), pruning past
+the soft limit, and re-embedding after a model change.
 
 Each function runs in the caller's transaction; updates go out in batches
 (one executemany), never a statement per row.
@@ -14,9 +15,16 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.graph.propagation import PROPAGATION_GAIN, links, support
 from truemem_core.memory import rows
 from truemem_core.memory.env import MemoryEnv
-from truemem_core.memory.lifecycle import dynamic_score, is_protected, next_state
+from truemem_core.memory.lifecycle import (
+    BASE_HALF_LIFE_DAYS,
+    dynamic_score,
+    is_protected,
+    next_state,
+    strength,
+)
 from truemem_core.memory.pruning import PruneCandidate, select_for_pruning
 from truemem_core.storage.schema import memories, utcnow
 
@@ -48,13 +56,15 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
         memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
         memories.c.reinforcements, memories.c.feedback,
     ).where(memories.c.user_id == user, memories.c.valid_to.is_(None)))).all()
+    held = await _propagated(conn, user, current)
     changed: dict[str, str] = {}
     updates: list[dict[str, Any]] = []
     for row in current:
         score = dynamic_score(
             importance=row.importance, retrievals=row.retrievals,
             last_access=row.last_accessed_at, created_at=row.created_at,
-            reinforcements=row.reinforcements, feedback=row.feedback, now=now)
+            reinforcements=row.reinforcements, feedback=row.feedback, now=now,
+            base_half_life_days=BASE_HALF_LIFE_DAYS * (1 + PROPAGATION_GAIN * held[row.id]))
         state = next_state(row.state, score, protected=is_protected(
             row.importance, row.source, protected_importance=env.settings.protected_importance))
         if state != row.state:
@@ -69,6 +79,15 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     for memory_id in await prune_excess(conn, env, user):
         changed[memory_id] = "archived"
     return changed
+
+
+async def _propagated(conn: AsyncConnection, user: str, current: Sequence[Any]) -> dict[str, float]:
+    """Each memory's support from the graph around it (``graph.propagation``): a memory
+    linked through entities to important, often-retrieved ones decays slower."""
+    strengths = {row.id: strength(importance=row.importance, retrievals=row.retrievals,
+                                  reinforcements=row.reinforcements, feedback=row.feedback)
+                 for row in current}
+    return support(strengths, await links(conn, user, strengths.keys()))
 
 
 async def prune_excess(conn: AsyncConnection, env: MemoryEnv, user: str) -> list[str]:
