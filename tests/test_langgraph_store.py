@@ -63,9 +63,15 @@ def test_put_get_round_trip_and_the_memory_behind_the_item(
     assert isinstance(item, Item)
     assert (item.namespace, item.key, item.value) == (("memories", "ana"), "editor", value)
     assert item.created_at == item.updated_at
-    # every string of the value, one a line, is the memory's text
+    # the value's text field is the memory's text
     [stored] = memory.list_memories("ana")
-    assert stored.text == "Prefers dark mode\nui\neditor" and stored.source == "manual"
+    assert stored.text == "Prefers dark mode" and stored.source == "manual"
+    # LangMem's value: its content; a value without a text field: every string, one a line
+    store.put(("memories", "bob"), "a", {"kind": "Memory", "content": {"content": "Likes jazz"}})
+    store.put(("memories", "bob"), "b", {"title": "Trip", "notes": ["Porto", "in May"]})
+    store.put(("memories", "bob"), "c", {"n": 3})
+    assert sorted(m.text for m in memory.list_memories("bob")) == [
+        "Likes jazz", "Trip\nPorto\nin May", '{"n": 3}']
     assert store.get(("memories", "ana"), "other") is None
     assert store.get(("memories", "bob"), "editor") is None
 

@@ -2,8 +2,9 @@
 
 A namespace names its user by one label, ``user_at`` (default 1: ``("memories",
 user_id)``, LangMem's layout); the labels around it are kept as they are. A value is
-a JSON document; the text of the fields ``index`` names (default: every string in
-the value) becomes one of the user's memories, re-written when a put changes it.
+a JSON document; the text of the fields ``index`` names (default: its ``content``,
+``text``, ``memory`` or ``data`` field, else every string in it) becomes one of the
+user's memories, re-written when a put changes it.
 """
 
 from __future__ import annotations
@@ -49,11 +50,27 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+TEXT_FIELDS = ("content", "text", "memory", "data")  # what a memory's value calls its text
+
+
+def _default_text(value: Mapping[str, Any]) -> list[str]:
+    """The value's own text field (LangMem's ``{"content": {"content": ...}}`` too), else
+    every string it holds."""
+    for name in TEXT_FIELDS:
+        found = value.get(name)
+        if isinstance(found, Mapping) and isinstance(found.get(name), str):
+            found = found[name]
+        if isinstance(found, str) and found.strip():
+            return [found]
+    return _strings(value)
+
+
 def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
     """The text that indexes a value: its ``fields`` (LangGraph's path syntax), each on a
-    line, or every string it holds; a value without any is indexed by its JSON."""
+    line; by default its text field (``content``, ``text``, ``memory`` or ``data``) or
+    else every string it holds; a value without any is indexed by its JSON."""
     found = ([t for path in fields for t in get_text_at_path(value, path)]
-             if fields is not None else _strings(value))
+             if fields is not None else _default_text(value))
     found = [t for t in found if t.strip()]
     return "\n".join(found) if found else json.dumps(value, sort_keys=True, ensure_ascii=False,
                                                           default=repr)
@@ -98,7 +115,8 @@ class TrueMemStore(BaseStore):
     get needs that label, a search with a query needs its prefix to reach it, and a
     search without a query or ``list_namespaces`` above it spans users. ``index``: the
     value fields whose text is embedded (LangGraph's path syntax, e.g. ``["content"]``;
-    default every string of the value); a put's own ``index`` wins, ``index=False``
+    default the value's ``content``, ``text``, ``memory`` or ``data`` field, else every
+    string of it); a put's own ``index`` wins, ``index=False``
     stores the item without a memory (found by ``get`` and by a search without query).
     ``importance``: the importance of the memories (default TrueMem's, 3).
     """
