@@ -314,9 +314,8 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         ``mode``: ``"hybrid"`` (RRF of the three channels), ``"vector"``,
         ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
         ``state`` (default active and ephemeral; ``include_archived`` adds
-        archived), ``created_after`` (inclusive) / ``created_before`` (exclusive).
-        Time travel: ``as_of`` (as recorded then), ``valid_at`` (true in the world then).
-        """
+        archived), ``created_after`` (inclusive) / ``created_before`` (exclusive),
+        ``as_of`` / ``valid_at`` (time travel, docs/graph.md)."""
         return self._run(self._core.memories.search(
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
             state=state, created_after=created_after, created_before=created_before,
