@@ -102,7 +102,8 @@ _CAUSAL_VERBS = {
     "requires": "required", "mitigated": "mitigated", "mitigates": "mitigated",
 }
 _ACTIVE = re.compile(
-    r"^(?P<a>.+?)(?:,\s*which)?\s+(?:(?:has|have|had|eventually|then|also|finally|directly)\s+)*"
+    r"^(?P<a>.+?)(?:,?\s*(?:which|that))?\s+(?:(?:has|have|had|eventually|then|also|finally|"
+    r"directly)\s+)*"
     r"(?P<verb>" + "|".join(_CAUSAL_VERBS).replace(" ", r"\s+") + r")\s+(?P<b>.+)$", _I)
 _PASSIVE = re.compile(
     r"^(?P<b>.+?)\s+(?:was|were|is|are|has\s+been|had\s+been|got)\s+(?P<verb>caused|triggered|"
@@ -110,6 +111,11 @@ _PASSIVE = re.compile(
 _BECAUSE = re.compile(r"^(?P<b>.+?),?\s+(?:because(?:\s+of)?|due\s+to|owing\s+to)\s+(?P<a>.+)$",
                       _I)
 _SO_THAT = re.compile(r"^(?P<a>.+?),?\s+so\s+that\s+(?P<b>.+)$", _I)
+# A relative pronoun or a time phrase closing a side is not part of the event's name.
+_NODE_TAIL = re.compile(
+    r"(?:,?\s*(?:which|that)|\s+(?:(?:a\s+few|a\s+couple\s+of|\w+)\s+(?:days|weeks|months|"
+    r"years)\s+ago|last\s+\w+|yesterday|today|this\s+(?:morning|week|month|year)|"
+    r"in\s+\d{4}))+$", _I)
 _NEGATED_VERB = re.compile(r"\b(?:not|never|n't|did|does|do)$", _I)
 _HYPOTHETICAL = re.compile(r"\b(?:if|unless|would|might|could|may|maybe|perhaps)\b", _I)
 
@@ -250,8 +256,8 @@ def _causal(sentence: str, found: _Facts) -> list[str]:
 
 def _node(side: str) -> Mention | None:
     """A causal chain's end: the entity it names, or an event named by its words."""
-    text = re.sub(r"^(?:the|a|an|this|that)\s+", "", strip_edges(side), flags=_I)
-    text = re.sub(r",?\s*which$", "", text, flags=_I)
+    text = re.sub(r"^(?:the|a|an|this|that|some)\s+", "", strip_edges(side), flags=_I)
+    text = strip_edges(_NODE_TAIL.sub("", text))
     if not text or len(text.split()) > _MAX_NODE_WORDS:
         return None
     return strong(text) or Mention(text, "event")
