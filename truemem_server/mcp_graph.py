@@ -20,6 +20,7 @@ shape or match it with pure functions, as the reference server reads its file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
@@ -73,6 +74,7 @@ from truemem_server.mcp_graph_shapes import (
 )
 from truemem_server.mcp_server import Caller, CallerOf
 
+RESOURCE_URI = "memory://knowledge-graph"  # the reference server's resource
 GRAPH_TOOLS = frozenset({
     "create_entities", "create_relations", "add_observations", "delete_entities",
     "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes",
@@ -405,9 +407,22 @@ def _chain_tools(server: MCPServer, caller_of: CallerOf) -> None:
                                as_of=as_of, valid_at=valid_at)
 
 
+def _graph_resource(server: MCPServer, caller_of: CallerOf) -> None:
+    @server.resource(RESOURCE_URI, name="knowledge-graph", title="Knowledge Graph",
+                     description="The full knowledge graph with all entities and relations",
+                     mime_type="application/json")
+    async def knowledge_graph() -> str:
+        shown = graph_out(await read(await caller_of()))
+        return json.dumps(shown.model_dump(mode="json", by_alias=True), indent=2,
+                          ensure_ascii=False)
+
+
 def graph_tools(server: MCPServer, caller_of: CallerOf) -> None:
-    """Register the graph's tools on ``server``; ``caller_of`` says who each call acts for."""
+    """Register the graph's tools, and its resource ``memory://knowledge-graph`` (the
+    whole graph, as read_graph answers), on ``server``; ``caller_of`` says who each
+    call acts for."""
     _entity_tools(server, caller_of)
     _relation_tools(server, caller_of)
     _reading_tools(server, caller_of)
     _chain_tools(server, caller_of)
+    _graph_resource(server, caller_of)

@@ -18,7 +18,7 @@ from api_client import live_server as serve
 from mcp import Client
 from test_mcp import Served, http_client, make_keys, stdio
 
-from truemem_core import Entity, Graph, Observation, Relation, TrueMem
+from truemem_core import Entity, Graph, Observation, ObservationSpec, Relation, TrueMem
 from truemem_server.app import create_app
 from truemem_server.mcp_graph import GRAPH_TOOLS
 from truemem_server.mcp_graph_shapes import (
@@ -322,3 +322,20 @@ async def test_a_deleted_entity_can_be_created_again(memory: TrueMem) -> None:
         assert (await tool(client, "read_graph"))[0] == {"entities": [again], "relations": []}
         assert between == {"entities": [], "relations": []}
         assert (await tool(client, "read_graph", as_of=start))[0] == between
+
+
+async def test_the_graph_is_also_the_reference_servers_resource(memory: TrueMem) -> None:
+    async def ana() -> Caller:
+        return Caller(memory, "ana", read_only=True)
+
+    await memory.aadd_observations("ana", [ObservationSpec("Ana", "Lives in Lisbon",
+                                                           entity_type="person")])
+    async with Client(build_server(ana)) as client:
+        listed = (await client.list_resources()).resources
+        assert [(str(r.uri), r.mime_type) for r in listed] == [
+            ("memory://knowledge-graph", "application/json")]
+        read = await client.read_resource("memory://knowledge-graph")
+        text = read.contents[0].text  # type: ignore[union-attr]
+        assert json.loads(text) == (await tool(client, "read_graph"))[0] == {
+            "entities": [{"name": "Ana", "entityType": "person",
+                          "observations": ["Lives in Lisbon"]}], "relations": []}
