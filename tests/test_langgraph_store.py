@@ -184,6 +184,26 @@ def test_search_filters_on_value_fields(store: TrueMemStore) -> None:
         store.search(("memories", "ana"), filter={"n": {"$in": [1]}})
 
 
+DOC = {"n": 3, "tags": ["a", "b"], "meta": {"k": "e", "deep": {"x": 1}}, "a.b": "dotted",
+       "none": None}
+
+
+@pytest.mark.parametrize(("conditions", "expected"), [
+    ({"n": 3}, True), ({"n": {"$gte": 3, "$lt": 4}}, True), ({"n": {"$gt": 3}}, False),
+    ({"meta": {"k": "e"}}, True),  # an object matches on the fields it names
+    ({"meta": {"k": "e", "other": 1}}, False), ({"meta": {"deep": {"x": 1}}}, True),
+    ({"meta.deep.x": 1}, True), ({"meta.k": {"$ne": "e"}}, False),  # dotted paths
+    ({"a.b": "dotted"}, True),  # a key with a dot is first a key
+    ({"tags": ["a", "b"]}, True), ({"tags": ["a"]}, False),
+    ({"missing": {"$ne": 1}}, True), ({"missing": {"$gt": 1}}, False), ({"missing": 1}, False),
+    ({"none": None}, True), ({"n": {"$gt": "x"}}, False),  # number against text: no match
+])
+def test_filters_read_value_fields_as_langgraph_stores_do(
+        conditions: dict[str, Any], expected: bool) -> None:
+    from truemem_core.memory.items import check_filter, matches
+    assert matches(DOC, check_filter(conditions)) is expected
+
+
 def test_namespace_prefixes_deeper_levels_and_searches_across_users(
         store: TrueMemStore) -> None:
     store.put(("memories", "ana"), "a", {"text": "Likes tea"})

@@ -98,14 +98,16 @@ def joined(namespace: Sequence[str]) -> str:
     return ".".join(namespace)
 
 
-def _field(value: Mapping[str, Any], path: str) -> tuple[bool, Any]:
-    """The value at a dotted ``path`` of a document, and whether it is there."""
+def _field(value: Mapping[str, Any], path: str) -> Any:
+    """The value of a field: a key, else a dotted path into nested objects (None: absent)."""
+    if path in value or "." not in path:
+        return value.get(path)
     here: Any = value
     for part in path.split("."):
-        if not isinstance(here, Mapping) or part not in here:
-            return False, None
-        here = here[part]
-    return True, here
+        if not isinstance(here, Mapping):
+            return None
+        here = here.get(part)
+    return here
 
 
 def _compare(found: Any, operator: str, wanted: Any) -> bool:
@@ -113,6 +115,8 @@ def _compare(found: Any, operator: str, wanted: Any) -> bool:
         return bool(found == wanted)
     if operator == "$ne":
         return bool(found != wanted)
+    if found is None or (isinstance(found, float) and math.isnan(found)):
+        return False
     try:
         if operator == "$gt":
             return bool(found > wanted)
@@ -121,29 +125,28 @@ def _compare(found: Any, operator: str, wanted: Any) -> bool:
         if operator == "$lt":
             return bool(found < wanted)
         return bool(found <= wanted)
-    except TypeError:  # a number against a text: not a match, as in LangGraph's stores
+    except TypeError:  # a number against a text: no match
         return False
 
 
-def matches(value: Mapping[str, Any], conditions: Mapping[str, Any]) -> bool:
-    """Whether a document passes a (checked) filter: every condition holds.
+def _holds(found: Any, wanted: Any) -> bool:
+    """One condition, as LangGraph's stores read it: operators; an object matches when each
+    of its fields does (the document may have more); a list item by item; else equality."""
+    if isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):
+            return all(_compare(found, op, operand) for op, operand in wanted.items())
+        return isinstance(found, Mapping) and all(
+            _holds(found.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list | tuple):
+        return isinstance(found, list | tuple) and len(found) == len(wanted) and all(
+            _holds(f, w) for f, w in zip(found, wanted, strict=True))
+    return bool(found == wanted)
 
-    A field is a key or a dotted path; a missing field matches only ``$ne``.
-    """
-    for path, wanted in conditions.items():
-        present, found = _field(value, path)
-        ops = (wanted.items() if isinstance(wanted, Mapping)
-               and any(str(k).startswith("$") for k in wanted) else [("$eq", wanted)])
-        for operator, operand in ops:
-            if not present:
-                if operator != "$ne":
-                    return False
-                continue
-            if isinstance(found, float) and math.isnan(found):
-                return False
-            if not _compare(found, operator, operand):
-                return False
-    return True
+
+def matches(value: Mapping[str, Any], conditions: Mapping[str, Any]) -> bool:
+    """Whether a document passes a (checked) filter: every condition holds. A field is a
+    key or a dotted path; an absent field is None (it matches only ``$ne``)."""
+    return all(_holds(_field(value, path), wanted) for path, wanted in conditions.items())
 
 
 def to_item(row: Any, score: float | None = None) -> StoreItem:
