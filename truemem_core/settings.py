@@ -57,8 +57,9 @@ class Settings:
     """RRF weight of the trigram (fuzzy) channel."""
     weight_neighbours: float = 1.5
     """RRF weight of the neighbours channel: what was said right before/after the top hits."""
-    weight_graph: float = 1.0
-    """RRF weight of the graph channel: memories linked to the entities a query names."""
+    weight_graph: float = 0.0
+    """RRF weight of the graph channel: memories linked to the entities a query names (off by
+    default: no gain measured on LoCoMo)."""
     neighbour_seeds: int = 3
     """Top fused hits whose neighbours (in time, or in their session) form that channel."""
     neighbour_span: int = 2

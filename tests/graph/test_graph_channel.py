@@ -24,7 +24,10 @@ _FACTS = [
 ]
 
 
-def _filled(store_url: str, settings: Settings | None = None) -> TrueMem:
+_ON = Settings(weight_graph=1.0)
+
+
+def _filled(store_url: str, settings: Settings = _ON) -> TrueMem:
     memory = TrueMem(store_url, llm=ScriptedLLM(json.dumps({"facts": _FACTS})),
                      settings=settings)
     memory.record("ana", "s", "Atlas runs on db-01, which has 64 GB. I hike and drink tea.",
@@ -52,8 +55,9 @@ def test_entities_named_in_the_query_bring_their_memories(store_url: str) -> Non
             if "graph" in hit.ranks]
 
 
-def test_weight_zero_switches_the_channel_off(store_url: str) -> None:
-    with _filled(store_url, Settings(weight_graph=0)) as memory:
+def test_the_channel_is_off_by_default(store_url: str) -> None:
+    assert Settings().weight_graph == 0
+    with _filled(store_url, Settings()) as memory:
         hits = memory.search("ana", "Which machine hosts Atlas?")
         assert hits and all("graph" not in hit.ranks for hit in hits)
 
