@@ -111,8 +111,11 @@ def test_index_chooses_the_embedded_fields_and_false_stores_no_memory(
     # indexed again, then not: the memory comes and goes with the index
     store.put(("memories", "ana"), "c", {"content": {"text": "Secret note"}})
     assert "Secret note" in {m.text for m in memory.list_memories("ana")}
+    first = store.get(("memories", "ana"), "c")
     store.put(("memories", "ana"), "c", {"content": {"text": "Secret note"}}, index=False)
     assert "Secret note" not in {m.text for m in memory.list_memories("ana")}
+    last = store.get(("memories", "ana"), "c")
+    assert first is not None and last is not None and last.created_at == first.created_at
 
 
 def test_delete_removes_the_item_its_memory_and_the_text_everywhere(

@@ -59,7 +59,6 @@ class ItemStore:
             await self.db.lock_user(conn, user)
             old = await items.fetch(conn, user, space, name)
             memory_id = await self._index(conn, user, old, fact, space, name)
-            old = await items.fetch(conn, user, space, name)  # forget may have removed it
             await items.write(conn, user, space, name, document, memory_id, old)
             await prune_excess(conn, self.env, user)
             row = await items.fetch(conn, user, space, name)
@@ -78,6 +77,7 @@ class ItemStore:
             conn, user, current.id, space, key) > 0
         if fact is None:
             if current is not None and not shared:
+                await items.unlink(conn, user, space, key)  # the item outlives its memory
                 await edit.forget(conn, user, [current.id], reason="store item not indexed")
             return None
         if current is not None and not shared:

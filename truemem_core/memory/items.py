@@ -192,6 +192,13 @@ async def write(
         store_items.c.key == key).values(value=value, memory_id=memory_id, updated_at=now))
 
 
+async def unlink(conn: AsyncConnection, user: str, namespace: Sequence[str], key: str) -> None:
+    """The item is no longer indexed by its memory (which the caller then deletes)."""
+    await conn.execute(store_items.update().where(
+        store_items.c.user_id == user, store_items.c.namespace == joined(namespace),
+        store_items.c.key == key).values(memory_id=None))
+
+
 async def remove(conn: AsyncConnection, user: str, namespace: Sequence[str], key: str) -> None:
     await conn.execute(store_items.delete().where(
         store_items.c.user_id == user, store_items.c.namespace == joined(namespace),
