@@ -5,8 +5,10 @@ change closes the relation it contradicts the way it closes the memory."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from scripted_llm import ScriptedLLM
 
 from truemem_core import TrueMem
@@ -73,3 +75,19 @@ def test_the_llm_graph_part_is_stored_with_its_memory(store_url: str) -> None:
         [job] = memory.list_relations("ana", "user", type="works_at")
         assert job.target == "Globex Corporation"
         assert job.evidence_memory_ids == (_memory_id(memory, "Works at Globex Corporation"),)
+
+
+def test_a_graph_the_store_refuses_costs_no_memory(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mercury = {"entities": [{"name": "Mercury", "type": "planet"},
+                            {"name": "Mercury", "type": "element"}]}
+    studies = {"relations": [{"from": "user", "type": "studies", "to": "Mercury"}]}
+    first, second = "Owns a telescope for planets", "Writes a thesis on quicksilver toxicity"
+    llm = ScriptedLLM(json.dumps({"facts": [{"text": first, "graph": mercury}]}),
+                      json.dumps({"facts": [{"text": second, "graph": studies}]}))
+    with TrueMem(store_url, llm=llm) as memory, caplog.at_level(logging.WARNING):
+        _said(memory, ("Mercury fascinates me.", T0), ("I study Mercury.", T0))
+        assert {m.text for m in memory.list_memories("ana")} == {first, second}
+        assert memory.list_relations("ana", type="studies") == []
+        assert f"graph facts of {second!r} not stored" in caplog.text
