@@ -172,3 +172,20 @@ def test_a_bad_file_is_one_clear_line_and_writes_nothing(
     assert "record 2 has no user_id: pass --user" in capsys.readouterr().err
     with TrueMem(store_url) as memory:
         assert memory.list_memories("a") == []
+
+
+def test_admission_control_rejects_noise_and_a_second_run_skips_it_too(
+        store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "mem0.json"
+    file.write_text(json.dumps([
+        {"id": "1", "memory": "ok", "user_id": "uma"},
+        {"id": "2", "memory": "Lives in Lisbon", "user_id": "uma"},
+        {"id": "3", "memory": "the thing", "user_id": "uma"}]))
+    out = run(capsys, "--database", store_url, "import", "--from", "mem0", str(file))
+    assert "1 new memories, 0 merged into existing ones, 2 rejected by admission control" in out
+    again = run(capsys, "--database", store_url, "import", "--from", "mem0", str(file))
+    assert "3 already imported" in again
+    with TrueMem(store_url) as memory:
+        assert [m.text for m in memory.list_memories("uma")] == ["Lives in Lisbon"]
+        noise = memory.get_item("uma", ("mem0", "uma"), "1")
+        assert noise is not None and noise.memory_id is None  # kept, indexed by nothing
