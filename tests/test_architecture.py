@@ -40,7 +40,7 @@ LAYERS: dict[str, int] = {
     "cli": 14,
     "__init__": 15,
 }
-FRAMEWORKS = ("langchain", "langchain_core", "llama_index", "fastapi", "starlette")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "fastapi", "starlette")
 MAX_CLASS_LINES = 300
 MAX_FUNCTION_LINES = 60
 
