@@ -169,6 +169,7 @@ def test_search_pages_with_limit_and_offset(store: TrueMemStore) -> None:
     assert [i.key for i in store.search(("memories", "ana"), limit=2, offset=2)] == \
         newest_first[2:4]
     assert all(i.score is None for i in store.search(("memories", "ana")))
+    assert [i.key for i in store.search(("memories", "ana"), query="")] == newest_first
 
 
 def test_search_filters_on_value_fields(store: TrueMemStore) -> None:

@@ -197,7 +197,9 @@ class TrueMemStore(BaseStore):
             prefix = op.namespace_prefix
             return "search_items", (prefix,), {
                 "user_id": prefix[self.user_at] if len(prefix) > self.user_at else None,
-                "query": op.query, "filter": op.filter, "limit": op.limit, "offset": op.offset}
+                # an empty query is no query, as in LangGraph's own stores
+                "query": op.query or None, "filter": op.filter, "limit": op.limit,
+                "offset": op.offset}
         if isinstance(op, ListNamespacesOp):
             return "item_namespaces", (), {}
         raise InvalidInputError(f"TrueMemStore does not know the operation {op!r}")
