@@ -219,6 +219,10 @@ def test_namespace_prefixes_deeper_levels_and_searches_across_users(
     assert {i.key for i in store.search(("memories",))} == {"a", "b", "c"}
     assert {i.key for i in store.search(())} == {"a", "b", "c", "d"}
     assert {i.key for i in store.search(("memories", "an"))} == set()  # labels, not text
+    for pattern in [("memo%",), ("m_mories",), ("%",)]:  # LIKE's wildcards are plain text
+        assert store.search(pattern) == []
+    with pytest.raises(InvalidInputError, match=r"cannot contain '\.'"):  # ops from batch()
+        store.batch([GetOp(("memories", "ana.work"), "b")])
     hits = store.search(("memories", "ana", "work"), query="database")
     assert [i.key for i in hits] == ["b"]
     with pytest.raises(InvalidInputError, match="down to the user"):
