@@ -25,7 +25,7 @@ from truemem_core.memory.peer_import import PeerRecord
 FORMATS = ("mem0", "langmem")
 MEM0_NAMESPACE = "mem0"  # mem0 memories are kept as store items at ("mem0", user_id)
 _NOT_KEPT = {"vector", "embedding", "score"}  # re-embedded here; a search score is no data
-csv.field_size_limit(1 << 26)  # a pgvector dump's vector column is long
+CSV_FIELD_CHARS = 1 << 26  # a pgvector dump's vector column is longer than csv's default
 
 
 def rows_of(text: str, name: str) -> list[Any]:
@@ -46,6 +46,8 @@ def rows_of(text: str, name: str) -> list[Any]:
                         return list(data[field])
                 return [data]
             return [json.loads(line) for line in stripped.splitlines() if line.strip()]
+        if csv.field_size_limit() < CSV_FIELD_CHARS:
+            csv.field_size_limit(CSV_FIELD_CHARS)
         return list(csv.DictReader(io.StringIO(stripped)))
     except ValueError as exc:
         raise InvalidInputError(
