@@ -294,6 +294,8 @@ def test_bad_input_is_refused_before_anything_is_written(
         store.put(("memories", "ana"), "", {"text": "empty key"})
     with pytest.raises(InvalidInputError):
         TrueMemStore(memory, user_at=-1)
+    with pytest.raises(InvalidInputError, match="needs a TrueMem"):
+        TrueMemStore("memory.db")  # type: ignore[arg-type]
     assert store.search(("memories", "ana")) == [] and memory.list_memories("ana") == []
 
 

@@ -127,6 +127,8 @@ class TrueMemStore(BaseStore):
         self, memory: TrueMem, *, user_at: int = 1, index: Sequence[str] | None = None,
         importance: int | None = None,
     ) -> None:
+        if not isinstance(memory, TrueMem):
+            raise InvalidInputError(f"TrueMemStore needs a TrueMem, got {type(memory).__name__}")
         if isinstance(user_at, bool) or not isinstance(user_at, int) or user_at < 0:
             raise InvalidInputError(f"user_at must be an int >= 0, got {user_at!r}")
         if isinstance(index, str):
