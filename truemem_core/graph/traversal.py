@@ -5,8 +5,9 @@ back to a visited entity is returned once (``stop``) but not followed, which
 ends cycles; ``depth`` bounds the walk. ``causes`` follows causal relations
 backwards (towards what led to the entity), ``effects`` forwards; each relation
 is returned once, at the smallest depth it was reached. ``path`` follows any
-relation either way and returns the shortest chain (``rels``: its relation ids): the
-first walk that reaches the target, breadth first.
+relation either way: a breadth-first distance table from the start (a UNION, so each
+entity once per depth and no path enumerated), then one walk back from the target
+along shortest paths only; the first to reach the start is the answer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy import (
     CTE,
     Integer,
     Text,
+    and_,
     case,
     cast,
     func,
@@ -88,30 +90,44 @@ def _edges(user: str, as_of: datetime | None, valid_at: datetime | None) -> CTE:
     return union_all(forward, backward).cte("edges")
 
 
+def _distances(edges: CTE, a: str, b: str, max_depth: int) -> CTE:
+    """(node, depth) for every node a walk of ``depth`` hops from ``a`` reaches: a UNION,
+    so each pair once, at most (entities x max_depth) rows whatever the paths."""
+    base = select(cast(literal(a), Text).label("node"),
+                  literal_column("0", Integer).label("depth"))
+    dist = base.cte("dist", recursive=True)
+    return dist.union(select(cast(edges.c.y, Text), dist.c.depth + 1).select_from(
+        edges.join(dist, edges.c.x == dist.c.node)).where(
+        dist.c.depth < max_depth, dist.c.node != b))
+
+
+def _back(edges: CTE, dist: CTE, b: str) -> CTE:
+    """Walks back from ``b`` to ``a`` along shortest paths only: each step goes to a
+    neighbour that ``a`` reaches in one hop less (``rels``: the relation ids, from b)."""
+    nearest = select(func.min(dist.c.depth)).where(dist.c.node == b).scalar_subquery()
+    base = select(cast(literal(b), Text).label("node"), nearest.label("depth"),
+                  cast(literal(","), Text).label("rels")).where(nearest.is_not(None))
+    back = base.cte("back", recursive=True)
+    before = dist.alias("before")
+    return back.union_all(select(
+        cast(edges.c.x, Text), back.c.depth - 1, cast(back.c.rels + edges.c.rid + ",", Text),
+    ).select_from(edges.join(back, edges.c.y == back.c.node).join(
+        before, and_(before.c.node == edges.c.x, before.c.depth == back.c.depth - 1))
+    ).where(back.c.depth > 0))
+
+
 async def path(
     conn: AsyncConnection, user: str, a: str, b: str, *, max_depth: int,
     as_of: datetime | None, valid_at: datetime | None,
 ) -> list[Relation]:
     edges = _edges(user, as_of, valid_at)
-    base = select(edges.c.y.label("node"), literal_column("1", Integer).label("depth"),
-                  _ids(edges.c.x, edges.c.y).label("seen"), _ids(edges.c.rid).label("rels"),
-                  ).where(edges.c.x == a)
-    walk = base.cte("walk", recursive=True)
-    step = select(
-        edges.c.y, walk.c.depth + 1, cast(walk.c.seen + edges.c.y + ",", Text),
-        cast(walk.c.rels + edges.c.rid + ",", Text),
-    ).select_from(edges.join(walk, edges.c.x == walk.c.node)).where(
-        walk.c.depth < max_depth, walk.c.node != b, ~_seen(walk, edges.c.y))
-    walk = walk.union_all(step)
-    # No ORDER BY: both databases produce a recursive CTE's rows level by level (PostgreSQL
-    # one working table per iteration, SQLite a FIFO queue), so the first walk to reach b is
-    # a shortest one, and the LIMIT stops the walk there instead of enumerating every path.
-    best = select(walk.c.rels).where(walk.c.node == b).limit(1).subquery("best")
+    back = _back(edges, _distances(edges, a, b, max_depth), b)
+    best = select(back.c.rels).where(back.c.depth == 0).limit(1).subquery("best")
     rel = graph_relations
     rows = list(await conn.execute(
         relations(user).add_columns(best.c.rels.label("chain"))
         .join(best, best.c.rels.contains(cast(literal(",") + rel.c.id + ",", Text)))))
     if not rows:
         return []
-    order = rows[0].chain.strip(",").split(",")
+    order = rows[0].chain.strip(",").split(",")[::-1]  # walked from b: reverse to start at a
     return sorted((relation_of(row) for row in rows), key=lambda x: order.index(x.id))
