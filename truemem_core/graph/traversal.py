@@ -1,26 +1,25 @@
-"""Causal chains and paths: one recursive CTE statement each, on both backends.
+"""Causal chains and paths: one statement each, with recursive CTEs, on both backends.
 
-A walk carries the entities it has visited as ``,id,id,`` (``seen``): an edge
-back to a visited entity is returned once (``stop``) but not followed, which
-ends cycles; ``depth`` bounds the walk. ``causes`` follows causal relations
-backwards (towards what led to the entity), ``effects`` forwards; each relation
-is returned once, at the smallest depth it was reached. ``path`` follows any
+No walk enumerates paths. ``causes`` / ``effects`` grow a table of (relation, depth)
+pairs with a UNION, so each relation enters at most once per depth (at most relations
+x depth rows, whatever the cycles) and is returned at the smallest depth it is reached:
+backwards from the entity along causal relations for ``causes``, forwards for
+``effects``; a cycle is walked round only until the depth bound. ``path`` follows any
 relation either way: a breadth-first distance table from the start (a UNION, so each
-entity once per depth and no path enumerated), then one walk back from the target
-along shortest paths only; the first to reach the start is the answer.
+entity once per depth), then one walk back from the target along shortest paths only;
+the first to reach the start is the answer.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy import (
     CTE,
     Integer,
     Text,
     and_,
-    case,
     cast,
     func,
     literal,
@@ -38,35 +37,16 @@ Direction = Literal["causes", "effects"]
 edge = graph_relations.alias("edge")
 
 
-def _ids(*parts: Any) -> Any:
-    """``,a,b,`` of ids (text on both backends)."""
-    text: Any = literal(",")
-    for part in parts:
-        text = text + part + ","
-    return cast(text, Text)
-
-
-def _seen(walk: Any, node: Any) -> Any:
-    return walk.c.seen.contains(cast(literal(",") + node + ",", Text))
-
-
 def _chain(user: str, start: str, direction: Direction, depth: int,
            as_of: datetime | None, valid_at: datetime | None) -> CTE:
     near, far = ((edge.c.target_id, edge.c.source_id) if direction == "causes"
                  else (edge.c.source_id, edge.c.target_id))
     where = (edge.c.user_id == user, edge.c.type.in_(CAUSAL_TYPES), known(edge, as_of, valid_at))
-    base = select(
-        edge.c.id.label("rid"), far.label("node"), literal_column("1", Integer).label("depth"),
-        _ids(near, far).label("seen"),
-        cast(case((near == far, 1), else_=0), Integer).label("stop"),
-    ).where(near == start, *where)
+    base = select(edge.c.id.label("rid"), far.label("node"),
+                  literal_column("1", Integer).label("depth")).where(near == start, *where)
     walk = base.cte("walk", recursive=True)
-    step = select(
-        edge.c.id, far, walk.c.depth + 1, cast(walk.c.seen + far + ",", Text),
-        cast(case((_seen(walk, far), 1), else_=0), Integer),
-    ).select_from(edge.join(walk, near == walk.c.node)).where(
-        *where, walk.c.depth < depth, walk.c.stop == 0)
-    return walk.union_all(step)
+    return walk.union(select(edge.c.id, far, walk.c.depth + 1).select_from(
+        edge.join(walk, near == walk.c.node)).where(*where, walk.c.depth < depth))
 
 
 async def chain(
