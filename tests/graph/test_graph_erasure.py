@@ -77,3 +77,22 @@ def test_the_graph_travels_with_export_and_import(memory: TrueMem) -> None:
     assert graph_rows(memory, "eve") == graph_rows(memory, "ana")  # history too
     memory.import_user("eve", exported)  # again: the same entities, not a second copy
     assert len(memory.list_entities("eve")) == len(mine.entities)
+
+
+def test_a_folded_memory_hands_its_graph_rows_to_the_survivor(memory: TrueMem) -> None:
+    from truemem_core.graph.erasure import repoint_memories
+
+    absorbed = memory.add_memory("ana", "Atlas runs on db-1")
+    survivor = memory.add_memory("ana", "Ana plays the violin")
+    derive(memory, "ana", absorbed.id)
+
+    async def fold() -> None:  # what a merge does in the memory's transaction
+        async with memory._core.db.transaction() as conn:
+            await repoint_memories(conn, "ana", {absorbed.id: survivor.id})
+    memory._loop.run(fold())
+    graph = memory.graph("ana")
+    assert {o.source_memory_id for o in graph.observations} == {survivor.id}
+    assert {r.evidence_memory_ids for r in graph.relations} == {(survivor.id,)}
+    memory.delete_memory("ana", survivor.id)
+    assert graph_rows(memory, "ana") == dict.fromkeys(
+        ("graph_relations", "graph_observations", "graph_entities"), 0)

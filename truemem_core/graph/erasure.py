@@ -47,3 +47,25 @@ async def forget_memories(conn: AsyncConnection, user: str, memory_ids: Collecti
 async def erase_user(conn: AsyncConnection, user: str) -> None:
     for table in (r, o, e):
         await conn.execute(table.delete().where(table.c.user_id == user))
+
+
+async def repoint_memories(conn: AsyncConnection, user: str, moves: dict[str, str]) -> None:
+    """Memories folded into others (``{absorbed: survivor}``): what the graph derived from an
+    absorbed memory now names the survivor, so deleting the survivor erases it too."""
+    if not moves:
+        return
+    old = sorted(moves)
+    for table in (o, e):
+        for absorbed in old:
+            await conn.execute(table.update().where(
+                table.c.user_id == user, table.c.source_memory_id == absorbed)
+                .values(source_memory_id=moves[absorbed]))
+    evidence = cast(r.c.evidence_memory_ids, Text)
+    rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
+        r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in old))))
+    for row in rows.all():
+        ids = _ids(row.evidence_memory_ids)
+        if set(ids) & moves.keys():
+            moved = list(dict.fromkeys(moves.get(i, i) for i in ids))
+            await conn.execute(r.update().where(r.c.id == row.id)
+                               .values(evidence_memory_ids=moved))

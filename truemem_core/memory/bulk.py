@@ -33,6 +33,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.graph import erasure as graph_erasure
 from truemem_core.memory import items, rows
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import is_protected
@@ -320,6 +321,7 @@ class _Ledger:
             await conn.execute(memories.delete().where(
                 memories.c.user_id == user, memories.c.id.in_(sorted(self.deleted))))
             await items.repoint(conn, user, self.deleted)
+            await graph_erasure.repoint_memories(conn, user, self.deleted)
         if self.events:
             await conn.execute(memory_events.insert(), [
                 rows.event_row(user_id=user, **event) for event in self.events])

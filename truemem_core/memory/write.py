@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.graph import erasure as graph_erasure
 from truemem_core.language.contradiction import supersessions
 from truemem_core.memory import items, rows
 from truemem_core.memory.admission import Admission, score_candidate
@@ -299,4 +300,5 @@ async def _absorb(conn: AsyncConnection, user: str, absorbed: Sequence[Any], *, 
     await conn.execute(
         memories.delete().where(memories.c.user_id == user, memories.c.id.in_(ids)))
     await items.repoint(conn, user, dict.fromkeys(ids, into))  # a store item keeps its index
+    await graph_erasure.repoint_memories(conn, user, dict.fromkeys(ids, into))
     await rows.log(conn, user, absorb_events(absorbed, into))
