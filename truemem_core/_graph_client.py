@@ -129,6 +129,23 @@ class _Graph:
         return await self._loop.arun(self._core.graph.list_observations(
             user_id, entity, as_of=as_of, valid_at=valid_at))
 
+    def entity_timeline(
+        self, user_id: str, entity: str, *, as_of: datetime | None = None,
+        include_retracted: bool = False,
+    ) -> tuple[list[Observation], list[Relation]]:
+        """Every version of ``entity``'s observations and relations held ``as_of`` (now when
+        None), whatever their world validity, oldest recorded first (500 of each at most);
+        with ``include_retracted``, retracted and replaced rows too."""
+        return self._loop.run(self._core.graph.timeline(
+            user_id, entity, as_of=as_of, retracted=include_retracted))
+
+    async def aentity_timeline(
+        self, user_id: str, entity: str, *, as_of: datetime | None = None,
+        include_retracted: bool = False,
+    ) -> tuple[list[Observation], list[Relation]]:
+        return await self._loop.arun(self._core.graph.timeline(
+            user_id, entity, as_of=as_of, retracted=include_retracted))
+
     def list_relations(
         self, user_id: str, entity: str | None = None, *, type: str | None = None,
         as_of: datetime | None = None, valid_at: datetime | None = None,

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_id, check_k, check_text
 from truemem_core.errors import InvalidInputError
-from truemem_core.graph import names, reads, retract, traversal
+from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
 from truemem_core.graph.records import (
     Entity,
@@ -157,6 +157,16 @@ class GraphStore:
             end = None if entity is None else (await resolve(conn, user, entity, as_of=as_of)).id
             return await reads.list_relations(conn, user, end, type=kind, as_of=as_of,
                                               valid_at=valid_at)
+
+    async def timeline(
+        self, user_id: Any, entity: str, *, as_of: _Instant, retracted: bool,
+    ) -> tuple[list[Observation], list[Relation]]:
+        user = self._user(user_id)
+        as_of, _ = self._times(as_of, None)
+        async with self.db.transaction(readonly=True) as conn:
+            owner = (await resolve(conn, user, entity, as_of=as_of)).id
+            return await timeline.timeline(conn, user, owner, as_of=as_of,
+                                           retracted=bool(retracted))
 
     async def neighbours(
         self, user_id: Any, entity: str, *, as_of: _Instant, valid_at: _Instant,

@@ -4,7 +4,7 @@ Server-rendered (Jinja2, autoescaped), no script, one stylesheet; readable on a
 laptop and at phone width. ``router`` is included by ``truemem_server.app``.
 ``access`` holds the sign-in and the form checks, ``pages`` the routes,
 ``render`` the templates and the error pages, ``users`` the tenant's user list,
-``graph`` and ``timeline`` the knowledge graph's entity pages.
+``graph`` the knowledge graph's entity pages.
 """
 
 from truemem_server.ui.graph import router as _graph

@@ -4,7 +4,7 @@ The entity page shows its observations and relations with their four timestamps
 (valid from / to in the world, recorded / invalidated in the system) and a state
 (current, ended, retracted), what caused it and what it led to, each linked to its
 entity, and an *as of* field: the page as TrueMem knew it at that instant. It reads
-through the core's async graph API, plus ``timeline`` for the rows of every version.
+through the core's async graph API (``aentity_timeline`` for the rows of every version).
 Read-only: the graph changes through the API, MCP and extraction.
 """
 
@@ -17,11 +17,9 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from truemem_core import InvalidInputError, NotFoundError, Relation
-from truemem_server.auth import key_store
 from truemem_server.routes.deps import Memory
 from truemem_server.ui.access import Viewer, storage_id
 from truemem_server.ui.render import UiRoute, base, page, path_part, see
-from truemem_server.ui.timeline import entity_timeline
 
 router = APIRouter(route_class=UiRoute, include_in_schema=False)
 MAX_ENTITIES = 500
@@ -94,8 +92,8 @@ async def entity_page(
     if found.id != entity:  # named by its name or an alias: its page is at its id
         return see(f"{entities_url(request, user)}/{path_part(found.id)}"
                    + (f"?as_of={field_value(at)}" if at is not None else ""))
-    observations, relations = await entity_timeline(
-        key_store(request).db, stored, found, as_of=at, retracted=retracted)
+    observations, relations = await memory.aentity_timeline(
+        stored, found.id, as_of=at, include_retracted=retracted)
     causes = await memory.acauses(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
     effects = await memory.aeffects(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
     return page(request, "entity.html", user=user, entity=found, observations=observations,
