@@ -37,7 +37,7 @@ from truemem_core.graph.records import (
     RelationSpec,
 )
 from truemem_core.language import LLM, ChatMessage
-from truemem_core.memory.items import StoreItem
+from truemem_core.memory.items import StoreItem, item_text
 from truemem_core.records import (
     Context,
     Feedback,
@@ -97,4 +97,5 @@ __all__ = [
     "TrueMem",
     "TrueMemError",
     "default_embedder",
+    "item_text",
 ]

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from truemem_core.errors import InvalidInputError
+from truemem_core.memory.items import item_text
 from truemem_core.memory.peer_import import PeerRecord
 
 FORMATS = ("mem0", "langmem")
@@ -84,16 +85,6 @@ def _text(value: Any, what: str) -> str:
     return value.strip()
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, Mapping):
-        return [s for child in value.values() for s in _strings(child)]
-    if isinstance(value, list):
-        return [s for child in value for s in _strings(child)]
-    return []
-
-
 def _user(found: Any, user: str | None, what: str) -> str:
     if user is not None:
         return user
@@ -125,14 +116,8 @@ def mem0_record(row: Any, n: int, user: str | None) -> PeerRecord:
 
 
 def langmem_text(value: Mapping[str, Any]) -> str:
-    """What a LangMem item says: ``content`` (a text, or LangMem's ``{"content": ...}``
-    memory), else every string of the value, one a line."""
-    content = value.get("content")
-    if isinstance(content, Mapping) and isinstance(content.get("content"), str):
-        content = content["content"]
-    if isinstance(content, str) and content.strip():
-        return content.strip()
-    return "\n".join(_strings(value))
+    """What a LangMem item says, as ``TrueMemStore`` indexes it (``item_text``)."""
+    return item_text(value).strip()
 
 
 def langmem_record(row: Any, n: int, user: str | None, user_at: int) -> PeerRecord:

@@ -46,6 +46,32 @@ class StoreItem:
 # -- pure checks and filters ------------------------------------------------------------
 
 
+TEXT_FIELDS = ("content", "text", "memory", "data")  # what a memory-like value calls its text
+
+
+def item_text(value: Mapping[str, Any]) -> str:
+    """What a JSON value says: its own text field (``content``, ``text``, ``memory`` or
+    ``data``, LangMem's ``{"content": {"content": ...}}`` too), else every string it
+    holds, depth first in the order of its keys, one a line ("" when it holds none)."""
+    for name in TEXT_FIELDS:
+        found = value.get(name)
+        if isinstance(found, Mapping) and isinstance(found.get(name), str):
+            found = found[name]
+        if isinstance(found, str) and found.strip():
+            return found
+    return "\n".join(_strings(value))
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, Mapping):
+        return [s for child in value.values() for s in _strings(child)]
+    if isinstance(value, list):
+        return [s for child in value for s in _strings(child)]
+    return []
+
+
 def check_namespace(value: Any, what: str = "namespace", *, empty: bool = False) -> tuple[str, ...]:
     """A tuple of non-empty labels without ``.``; ``empty`` allows ``()`` (a prefix)."""
     if isinstance(value, str) or not isinstance(value, Sequence):

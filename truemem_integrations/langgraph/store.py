@@ -29,7 +29,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
-from truemem_core import InvalidInputError, StoreItem, TrueMem
+from truemem_core import InvalidInputError, StoreItem, TrueMem, item_text
 
 Call = tuple[str, tuple[Any, ...], dict[str, Any]]
 
@@ -39,38 +39,12 @@ class TTLNotSupportedError(InvalidInputError, NotImplementedError):
     and the ``NotImplementedError`` LangGraph raises for stores without TTL)."""
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string in a JSON value, depth first, in the order of its keys."""
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, Mapping):
-        return [s for child in value.values() for s in _strings(child)]
-    if isinstance(value, list):
-        return [s for child in value for s in _strings(child)]
-    return []
-
-
-TEXT_FIELDS = ("content", "text", "memory", "data")  # what a memory's value calls its text
-
-
-def _default_text(value: Mapping[str, Any]) -> list[str]:
-    """The value's own text field (LangMem's ``{"content": {"content": ...}}`` too), else
-    every string it holds."""
-    for name in TEXT_FIELDS:
-        found = value.get(name)
-        if isinstance(found, Mapping) and isinstance(found.get(name), str):
-            found = found[name]
-        if isinstance(found, str) and found.strip():
-            return [found]
-    return _strings(value)
-
-
 def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
     """The text that indexes a value: its ``fields`` (LangGraph's path syntax), each on a
     line; by default its text field (``content``, ``text``, ``memory`` or ``data``) or
     else every string it holds; a value without any is indexed by its JSON."""
     found = ([t for path in fields for t in get_text_at_path(value, path)]
-             if fields is not None else _default_text(value))
+             if fields is not None else [item_text(value)])
     found = [t for t in found if t.strip()]
     return "\n".join(found) if found else json.dumps(value, sort_keys=True, ensure_ascii=False,
                                                           default=repr)
