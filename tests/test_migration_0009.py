@@ -23,10 +23,10 @@ async def _tables(url: str) -> set[str]:
 async def test_the_keys_table_comes_and_goes(tmp_url: str) -> None:
     await migrate(tmp_url, "upgrade", "0008")
     assert "api_keys" not in await _tables(tmp_url)
-    store = KeyStore(tmp_url)  # opening the store upgrades it
+    store = KeyStore(tmp_url)
     try:
         made, key = await store.create("acme", user="ana", read_only=True, name="phone")
-        assert await current(tmp_url) == head() == "0009"
+        assert await current(tmp_url) == head()  # opening the store upgrades it to the head
         found = await store.verify(key)
         assert found is not None and (found.tenant, found.user, found.read_only) == (
             "acme", "ana", True)
