@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core.storage.database import MIGRATIONS, resolve_url
@@ -40,6 +40,16 @@ async def current(url: str) -> str:
         async with engine.connect() as conn:
             return str((await conn.execute(
                 text("SELECT version_num FROM truemem_alembic_version"))).scalar_one())
+    finally:
+        await engine.dispose()
+
+
+async def tables(url: str) -> set[str]:
+    """The names of the store's tables."""
+    engine = create_async_engine(resolve_url(url))
+    try:
+        async with engine.connect() as conn:
+            return set(await conn.run_sync(lambda sync: inspect(sync).get_table_names()))
     finally:
         await engine.dispose()
 

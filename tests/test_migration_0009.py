@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-from migration_steps import current, head, migrate
-from sqlalchemy import inspect
-from sqlalchemy.ext.asyncio import create_async_engine
+from migration_steps import current, head, migrate, tables
 
 from truemem_core import TrueMem
-from truemem_core.storage.database import resolve_url
 from truemem_server.keys import KeyStore
-
-
-async def _tables(url: str) -> set[str]:
-    engine = create_async_engine(resolve_url(url))
-    try:
-        async with engine.connect() as conn:
-            return set(await conn.run_sync(lambda sync: inspect(sync).get_table_names()))
-    finally:
-        await engine.dispose()
 
 
 async def test_the_keys_table_comes_and_goes(tmp_url: str) -> None:
     await migrate(tmp_url, "upgrade", "0008")
-    assert "api_keys" not in await _tables(tmp_url)
+    assert "api_keys" not in await tables(tmp_url)
     store = KeyStore(tmp_url)
     try:
         made, key = await store.create("acme", user="ana", read_only=True, name="phone")
@@ -38,8 +26,8 @@ async def test_the_keys_table_comes_and_goes(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         await memory.aadd_memory("acme/ana", "Lives in Lisbon")
     await migrate(tmp_url, "downgrade", "0008")
-    assert "api_keys" not in await _tables(tmp_url)
+    assert "api_keys" not in await tables(tmp_url)
     await migrate(tmp_url, "upgrade", "head")
-    assert "api_keys" in await _tables(tmp_url)
+    assert "api_keys" in await tables(tmp_url)
     async with TrueMem(tmp_url) as memory:
         assert [m.text for m in await memory.alist_memories("acme/ana")] == ["Lives in Lisbon"]
