@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -179,6 +179,10 @@ class Database:
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         """Serialise the writers of one user until ``conn``'s transaction ends."""
         await self._dialect.lock_user(conn, user_id)
+
+    async def lock_users(self, conn: AsyncConnection, user_ids: Collection[str]) -> None:
+        """``lock_user`` for many users, in one fixed order (no deadlock between two)."""
+        await self._dialect.lock_users(conn, user_ids)
 
     @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:

@@ -1,7 +1,8 @@
-"""What differs per database below the SQL of search: connection set-up and the user lock."""
+"""What differs per database below the SQL of search: connection set-up and the user locks."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Protocol
 
 from sqlalchemy import event, text
@@ -14,6 +15,10 @@ class Dialect(Protocol):
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         """Serialise the writers of one user until the transaction ends."""
+
+    async def lock_users(self, conn: AsyncConnection, user_ids: Collection[str]) -> None:
+        """``lock_user`` for many users at once, in one fixed order: two transactions
+        locking overlapping sets never wait on each other in a cycle."""
 
     def read_options(self) -> dict[str, Any]:
         """Execution options of ``Database.reads``: statements without a transaction."""
@@ -51,6 +56,9 @@ class SQLite:
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         return None  # BEGIN IMMEDIATE already serialises every writer
 
+    async def lock_users(self, conn: AsyncConnection, user_ids: Collection[str]) -> None:
+        return None  # as for one user
+
 
 class PostgreSQL:
     def read_options(self) -> dict[str, Any]:
@@ -64,6 +72,16 @@ class PostgreSQL:
         await conn.execute(
             text("SELECT pg_advisory_xact_lock(hashtextextended(:user_id, 0))"),
             {"user_id": user_id},
+        )
+
+    async def lock_users(self, conn: AsyncConnection, user_ids: Collection[str]) -> None:
+        # One statement; ordered by the lock key itself, so users whose keys collide
+        # cannot invert the order. A volatile call is evaluated after the ORDER BY.
+        await conn.execute(
+            text("SELECT pg_advisory_xact_lock(key) FROM (SELECT DISTINCT "
+                 "hashtextextended(u, 0) AS key FROM unnest(CAST(:users AS text[])) AS u) "
+                 "AS keys ORDER BY key"),
+            {"users": list(user_ids)},
         )
 
 
