@@ -10,6 +10,7 @@ messages and the jobs they imply in one transaction; the jobs run later (``jobs/
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -45,6 +46,7 @@ log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
 
 _COUNT_INLINE_CHARS = 1_000  # a few hundred microseconds of tiktoken: about a hop to a thread
+_COUNTS_EVERY_S = 0.2  # retrieval counts are written at most this often, all users at once
 
 
 async def _together(*steps: Awaitable[Any]) -> list[Any]:
@@ -83,9 +85,9 @@ class Conversation:
         self.tokens = tokens
         self.settings = settings
         self.on_queued = on_queued  # hands the keys of committed jobs to the dispatcher
-        self._background: set[asyncio.Future[None]] = set()
         self._unwritten: dict[str, Counter[str]] = {}  # retrieval counts not yet written
-        self._writing: set[str] = set()  # users whose counts are being written
+        self._flusher: asyncio.Future[None] | None = None  # writes them while there are any
+        self._hurry = asyncio.Event()  # set by settle: write without the pause
 
     def _check(self, user_id: Any, session_id: Any) -> tuple[str, str]:
         return (self.memories.check_user(user_id),
@@ -174,35 +176,47 @@ class Conversation:
         return stored
 
     def _count_retrievals(self, user: str, ids: list[str]) -> None:
-        """Retrieval counts feed adaptive importance; written off the request path, one
-        write per user at a time: counts that arrive meanwhile are added up and go in
-        the next write, so a busy user costs one write per write's duration, not per call."""
-        if not ids:
-            return
-        self._unwritten.setdefault(user, Counter()).update(ids)
-        if user in self._writing:
-            return
-        self._writing.add(user)
-        task = asyncio.ensure_future(self._write_counts(user))
-        self._background.add(task)
-        task.add_done_callback(self._settled)
+        """Retrieval counts feed adaptive importance; written off the request path by one
+        flusher for all users: counts wait up to ``_COUNTS_EVERY_S``, then every user's
+        go in one transaction, so a busy instance writes a few times a second, not per call."""
+        if ids:
+            self._add({user: Counter(ids)})
 
-    async def _write_counts(self, user: str) -> None:
+    def _add(self, counts: dict[str, Counter[str]]) -> None:
+        for user, served in counts.items():
+            self._unwritten.setdefault(user, Counter()).update(served)
+        if self._unwritten and self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._write_counts())
+            self._flusher.add_done_callback(self._settled)
+
+    async def _write_counts(self) -> None:
         try:
-            while counts := self._unwritten.pop(user, None):
-                await self.memories.touch(user, counts)
-        finally:  # after a failure, what is left waits for this user's next counts
-            self._writing.discard(user)
+            while self._unwritten:
+                if not self._hurry.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(_COUNTS_EVERY_S):
+                            await self._hurry.wait()
+                counts, self._unwritten = self._unwritten, {}
+                try:
+                    await self.memories.touch(counts)
+                except BaseException:
+                    self._add(counts)  # kept for the next write, beside what came meanwhile
+                    raise
+        finally:  # after a failure, the next counts (or settle) start the next write
+            self._flusher = None
+            self._hurry.clear()
 
     def _settled(self, task: asyncio.Future[None]) -> None:
-        self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("could not count a retrieval: %s", task.exception())
 
     async def settle(self) -> None:
-        """Wait for the request path's background writes (retrieval counts)."""
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        """Write the pending retrieval counts now, without the pause; returns once they
+        are written (or their write failed: they then wait for the next write)."""
+        self._add({})  # starts a write of what a failed one left
+        while (flusher := self._flusher) is not None:
+            self._hurry.set()
+            await asyncio.wait({flusher})
 
     # -- record -----------------------------------------------------------------
 

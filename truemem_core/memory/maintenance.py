@@ -31,20 +31,19 @@ from truemem_core.storage.schema import memories, utcnow
 _BY_ID = memories.c.id == bindparam("row_id")
 
 
-async def touch(conn: AsyncConnection, user: str, counts: Mapping[str, int]) -> None:
-    """Count ``counts[id]`` retrievals of each memory and bring ephemeral or archived
-    ones back: one UPDATE per distinct count (almost always just one)."""
-    by_count: dict[int, list[str]] = {}
-    for memory_id, count in counts.items():
-        by_count.setdefault(count, []).append(memory_id)
-    now = utcnow()
-    for count, ids in sorted(by_count.items()):
+async def touch(conn: AsyncConnection, counts: Mapping[str, Mapping[str, int]]) -> None:
+    """Count ``counts[user][id]`` retrievals of each memory, any number of users in one
+    executemany, and bring ephemeral or archived ones back. The caller holds the users'
+    locks; superseded memories and those of an erased user are left as they are."""
+    served = [{"owner": user, "row_id": memory_id, "served": n}
+              for user in sorted(counts) for memory_id, n in sorted(counts[user].items())]
+    if served:
         await conn.execute(
             memories.update()
-            .where(memories.c.user_id == user, memories.c.id.in_(ids),
+            .where(memories.c.user_id == bindparam("owner"), _BY_ID,
                    memories.c.valid_to.is_(None))
-            .values(retrievals=memories.c.retrievals + count, last_accessed_at=now,
-                    state="active"))
+            .values(retrievals=memories.c.retrievals + bindparam("served"),
+                    last_accessed_at=utcnow(), state="active"), served)
 
 
 async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str, str]:

@@ -226,13 +226,13 @@ class MemoryStore:
         async with self.db.transaction() as conn:
             return await edit.feedback(conn, user, memory_id, checked)
 
-    async def touch(self, user_id: str, counts: Mapping[str, int]) -> None:
-        """Count retrievals, ``counts[id]`` of each memory (off the request path: see
-        ``conversation.turn``)."""
+    async def touch(self, counts: Mapping[str, Mapping[str, int]]) -> None:
+        """Count retrievals, ``counts[user][id]`` of each memory, for all those users in
+        one transaction (off the request path: see ``conversation.turn``)."""
         if counts:
             async with self.db.transaction() as conn:
-                await self.db.lock_user(conn, user_id)  # as every writer: erase_user wins
-                await maintenance.touch(conn, user_id, counts)
+                await self.db.lock_users(conn, counts)  # as every writer: erase_user wins
+                await maintenance.touch(conn, counts)
 
     async def maintain(self, user_id: Any) -> dict[str, str]:
         user = self.check_user(user_id)
