@@ -191,8 +191,8 @@ async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
                 for corpus in (memories_of("ana"), memories_of("bob", make_filters(
                         min_importance=2)), past_turns_of("ana", "now", 6),
                         past_turns_of("bob", "past", 4)):
-                    every = (await conn.execute(select(corpus.table.c.id).where(*corpus.where))
-                             ).scalars().all()
+                    every = (await conn.execute(select(corpus.table.c.id).where(*corpus.where),
+                                                corpus.params)).scalars().all()
                     for size in (1, 3, 8):
                         seeds = [Fused(key, rng.random()) for key in rng.sample(every, size)]
                         pairs.append((await neighbours.neighbours(conn, corpus, seeds, settings),
@@ -207,7 +207,7 @@ async def whole_timeline(conn: Any, corpus: Any, seeds: list[Fused], settings: S
     timed = table is memories
     place = table.c.created_at if timed else table.c.session_id
     timeline = sorted((row[0], row[1]) for row in await conn.execute(
-        select(place, table.c.id).where(*corpus.where)))
+        select(place, table.c.id).where(*corpus.where), corpus.params))
     where = {key: (at, key) for at, key in timeline}
     window = timedelta(seconds=settings.neighbour_window_s) if timed else None
     best: dict[Any, float] = {}

@@ -129,24 +129,30 @@ async def state(
     One statement: the messages carry the session's summary as columns; only a
     session without messages (none yet, or ``recent`` 0) asks for the summary apart.
     """
-    of_session = (sessions.c.user_id == user_id, sessions.c.session_id == session_id)
-    summary = select(sessions.c.summary).where(*of_session).scalar_subquery()
-    through = select(sessions.c.summarized_through).where(*of_session).scalar_subquery()
-    rows = (await conn.execute(
-        select(*_COLUMNS, summary.label("session_summary"),
-               through.label("session_summarized_through"))
-        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
-        .order_by(messages.c.id.desc())
-        .limit(recent)
-    )).all() if recent > 0 else []
+    params = {"user": user_id, "session": session_id, "recent": recent}
+    rows = (await conn.execute(_RECENT, params)).all() if recent > 0 else []
     last = [_message(r) for r in rows][::-1]
     if rows:
         return SessionState(rows[0].session_summary, rows[0].session_summarized_through, last)
-    row = (await conn.execute(
-        select(sessions.c.summary, sessions.c.summarized_through).where(*of_session))).first()
+    row = (await conn.execute(_SUMMARY, params)).first()
     if row is None:
         return SessionState(None, None, last)
     return SessionState(row.summary, row.summarized_through, last)
+
+
+# ``state``'s statements, built once (see ``search.channels``)
+_OF_SESSION = (sessions.c.user_id == bindparam("user"),
+               sessions.c.session_id == bindparam("session"))
+_RECENT = (
+    select(*_COLUMNS,
+           select(sessions.c.summary).where(*_OF_SESSION).scalar_subquery()
+           .label("session_summary"),
+           select(sessions.c.summarized_through).where(*_OF_SESSION).scalar_subquery()
+           .label("session_summarized_through"))
+    .where(messages.c.user_id == bindparam("user"), messages.c.session_id == bindparam("session"))
+    .order_by(messages.c.id.desc())
+    .limit(bindparam("recent")))
+_SUMMARY = select(sessions.c.summary, sessions.c.summarized_through).where(*_OF_SESSION)
 
 
 async def to_fold(

@@ -18,7 +18,7 @@ travel apply as to every channel). Both run while the query is being embedded.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, String, cast, func, or_, select, true, union_all
@@ -37,14 +37,15 @@ Ranking = list[tuple[str, float]]
 
 async def graph_channel(
     conn: AsyncConnection, user: str, where: Sequence[ColumnElement[bool]], query: str, k: int,
+    params: Mapping[str, Any] | None = None,
 ) -> Ranking:
-    """The user's memories passing ``where`` (the search's conditions on ``memories``)
-    linked to the entities ``query`` names, best first (``k`` at most)."""
+    """The user's memories passing ``where`` (the search's conditions on ``memories``, with
+    their bound ``params``) linked to the entities ``query`` names, best first (``k`` at most)."""
     found = [e.id for e in await find_entities(conn, user, query, limit=ENTITIES + 1)
              if norm(e.name) != USER][:ENTITIES]
     if not found:
         return []
-    rows = await conn.execute(_facts(conn.dialect.name, user, where, found))
+    rows = await conn.execute(_facts(conn.dialect.name, user, where, found), dict(params or {}))
     return rank(found, rows)[:k]
 
 

@@ -159,7 +159,8 @@ class ItemStore:
                                and items.matches(row.value, conditions)]
             else:
                 wanted = items.indexed_under(user, prefix)
-            corpus = Corpus(base.table, user, (*base.where, memories.c.id.in_(wanted)))
+            corpus = Corpus(base.table, user, (*base.where, memories.c.id.in_(wanted)),
+                            base.params)
             hits = await hybrid.run(conn, self.env.channels, corpus, text, vector,
                                     k=check_k(skip + size), mode="hybrid",
                                     settings=self.memories.settings)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -22,6 +22,14 @@ from truemem_core.records import Memory, MemoryEvent, ScoredMemory
 from truemem_core.search.channels import memories_of, time_travel
 from truemem_core.search.fusion import Fused
 from truemem_core.storage.schema import memories, memory_events
+
+# Statements of the request path, built once (see ``search.channels``).
+_BY_IDS = select(*rows.MEMORY_COLUMNS).where(
+    memories.c.user_id == bindparam("user"), memories.c.id.in_(bindparam("ids", expanding=True)))
+_CRITICAL = (select(*rows.MEMORY_COLUMNS)
+             .where(memories.c.user_id == bindparam("user"), memories.c.importance >= 5,
+                    memories.c.state != "archived", memories.c.valid_to.is_(None))
+             .order_by(memories.c.updated_at.desc(), memories.c.id).limit(bindparam("limit")))
 
 
 async def get(conn: AsyncConnection, user: str, memory_id: Any) -> Memory:
@@ -45,8 +53,7 @@ async def list_all(
 async def by_ids(conn: AsyncConnection, user: str, ids: Sequence[str]) -> list[Memory]:
     """The user's memories with these ids, in that order (unknown ids are left out)."""
     found = {row.id: rows.to_memory(row) for row in await conn.execute(
-        select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user,
-                                           memories.c.id.in_(list(ids))))}
+        _BY_IDS, {"user": user, "ids": list(ids)})}
     return [found[i] for i in ids if i in found]
 
 
@@ -69,8 +76,7 @@ async def scored(conn: AsyncConnection, user: str, hits: Sequence[Fused]) -> lis
     if not hits:
         return []
     found = {row.id: rows.to_memory(row) for row in await conn.execute(
-        select(*rows.MEMORY_COLUMNS).where(
-            memories.c.user_id == user, memories.c.id.in_([h.id for h in hits])))}
+        _BY_IDS, {"user": user, "ids": [h.id for h in hits]})}
     result = [
         ScoredMemory(found[h.id], h.score * search_penalty(found[h.id].state), h.scores, h.ranks)
         for h in hits if h.id in found
@@ -82,11 +88,7 @@ async def critical(conn: AsyncConnection, user: str, limit: int) -> list[Memory]
     """The user's current importance-5 memories, most recently updated first."""
     if limit < 1:
         return []
-    found = await conn.execute(
-        select(*rows.MEMORY_COLUMNS)
-        .where(memories.c.user_id == user, memories.c.importance >= 5,
-               memories.c.state != "archived", memories.c.valid_to.is_(None))
-        .order_by(memories.c.updated_at.desc(), memories.c.id).limit(limit))
+    found = await conn.execute(_CRITICAL, {"user": user, "limit": limit})
     return [rows.to_memory(row) for row in found]
 
 

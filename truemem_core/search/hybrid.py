@@ -74,7 +74,8 @@ async def run(
             significant_terms(query) if "trigram" in wanted else None,
             depth, threshold=settings.trigram_threshold))
     if "graph" in wanted and corpus.table is memories:  # still while the query is embedded
-        rankings["graph"] = await graph_channel(conn, corpus.user_id, corpus.where, query, depth)
+        rankings["graph"] = await graph_channel(conn, corpus.user_id, corpus.where, query, depth,
+                                                corpus.params)
     if "vector" in wanted:
         if vector is None:
             raise ValueError("the vector channel needs the query's embedding")

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.search.channels import Corpus
+from truemem_core.search.channels import Corpus, built
 from truemem_core.search.fusion import Fused, Key, Ranking
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
@@ -38,28 +38,16 @@ async def neighbours(
     """The seeds' neighbours, scored by their best seed's fused score, best first."""
     if not seeds:
         return []
-    table = corpus.table
     ids = [s.id for s in seeds]
-    # One statement: the rows around the seeds (a superset; ``_around`` keeps the exact
-    # window), from which the seeds' own places are read.
-    if table is memories:
-        window = timedelta(seconds=settings.neighbour_window_s)
+    window = (timedelta(seconds=settings.neighbour_window_s) if corpus.table is memories
+              else None)
+    dialect = conn.dialect.name
+    stmt = built(corpus, _nearby, dialect)
+    params = corpus.bind(seed_ids=ids)
+    if window is not None:
         margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
-        at = table.c.created_at
-        seeds_at = select(at).where(*corpus.where, table.c.id.in_(ids))
-        earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
-        latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
-        dialect = conn.dialect.name
-        nearby = select(at, table.c.id).where(
-            *corpus.where, at >= _shifted(earliest, -margin, dialect),
-            at <= _shifted(latest, margin, dialect))
-    else:
-        window = None
-        sessions = (select(table.c.session_id).where(*corpus.where, table.c.id.in_(ids))
-                    .correlate(None).scalar_subquery())
-        nearby = select(table.c.session_id, table.c.id).where(
-            *corpus.where, table.c.session_id.in_(sessions))
-    timeline = sorted((row[0], row[1]) for row in await conn.execute(nearby))
+        params |= {"margin_before": -margin, "margin_after": margin}
+    timeline = sorted((row[0], row[1]) for row in await conn.execute(stmt, params))
     chosen = set(ids)
     where = {key: (place, key) for place, key in timeline if key in chosen}
     best: dict[Key, float] = {}
@@ -70,11 +58,33 @@ async def neighbours(
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
 
 
-def _shifted(moment: ColumnElement[Any], seconds: int, dialect: str) -> ColumnElement[Any]:
-    """``moment`` moved by whole ``seconds``, in the database's date arithmetic."""
+def _nearby(corpus: Corpus, dialect: str) -> Select[Any]:
+    """(place, id) of the rows around the seeds (``seed_ids``): a superset, from which
+    ``_around`` keeps the exact window and the seeds' own places are read. Memories
+    are placed by time (within ``margin_before`` / ``margin_after`` seconds of the
+    earliest / latest seed), messages by session."""
+    table = corpus.table
+    seeds = table.c.id.in_(bindparam("seed_ids", expanding=True))
+    if table is memories:
+        at = table.c.created_at
+        seeds_at = select(at).where(*corpus.where, seeds)
+        earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
+        latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
+        return select(at, table.c.id).where(
+            *corpus.where, at >= _shifted(earliest, "margin_before", dialect),
+            at <= _shifted(latest, "margin_after", dialect))
+    sessions = (select(table.c.session_id).where(*corpus.where, seeds)
+                .correlate(None).scalar_subquery())
+    return select(table.c.session_id, table.c.id).where(
+        *corpus.where, table.c.session_id.in_(sessions))
+
+
+def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnElement[Any]:
+    """``moment`` moved by the whole seconds bound as ``seconds``, in the database's
+    date arithmetic."""
     if dialect == "postgresql":
-        return moment + func.make_interval(0, 0, 0, 0, 0, 0, seconds)
-    return func.datetime(moment, f"{seconds:+d} seconds")
+        return moment + func.make_interval(0, 0, 0, 0, 0, 0, bindparam(seconds, type_=Integer))
+    return func.datetime(moment, func.printf("%+d seconds", bindparam(seconds, type_=Integer)))
 
 
 def _around(

@@ -29,8 +29,9 @@ from truemem_core.search.channels import Channels, past_turns_of
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
-_COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
-            messages.c.created_at, messages.c.tokens)
+_TURNS = select(messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
+                messages.c.created_at, messages.c.tokens).where(
+    messages.c.user_id == bindparam("user"), messages.c.id.in_(bindparam("ids", expanding=True)))
 
 
 async def recall(
@@ -51,8 +52,7 @@ async def recall(
     if not hits:
         return []
     rows = {row.id: row for row in await conn.execute(
-        select(*_COLUMNS).where(messages.c.user_id == user_id,
-                                messages.c.id.in_([hit.id for hit in hits])))}
+        _TURNS, {"user": user_id, "ids": [hit.id for hit in hits]})}
     return [RecalledTurn(row.id, row.session_id, row.role, row.content, row.created_at,
                          hit.score, row.tokens, hit.scores, hit.ranks)
             for hit in hits if (row := rows.get(hit.id)) is not None]

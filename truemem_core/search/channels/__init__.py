@@ -3,30 +3,58 @@
 Each channel is a method ranking one ``Corpus`` (a user's memories, or a user's
 past messages) for a query: ``[(id, score)]``, best first. The corpus carries
 the WHERE conditions, written once here for each of the two.
+
+Statements are built once per shape and bound per call (``built``): building a
+statement and its SQLAlchemy cache key cost more of a search than the database's
+work did. A corpus's conditions therefore hold bound parameters (``params``), not
+values, and its ``shape`` names which conditions it has: two corpora of one shape
+share their statements.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from functools import cache
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Column, ColumnElement, Table, and_, func, not_, or_, select
+from sqlalchemy import (
+    BindParameter,
+    Column,
+    ColumnElement,
+    Table,
+    and_,
+    bindparam,
+    func,
+    not_,
+    or_,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
 from truemem_core.storage.schema import memories, messages
 
+S = TypeVar("S")
+
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    """What a channel ranks: the rows of ``table`` that pass ``where`` (one user's)."""
+    """What a channel ranks: the rows of ``table`` that pass ``where`` (one user's).
+
+    ``params`` binds ``where``'s parameters; corpora of one ``shape`` have the same
+    ``where`` objects, so statements built from one serve the other (``None``: a
+    one-off corpus, whose statements are built for it alone).
+    """
 
     table: Table
     user_id: str
     where: tuple[ColumnElement[bool], ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    shape: Hashable | None = None
 
     @property
     def text(self) -> Column[Any]:
@@ -36,28 +64,93 @@ class Corpus:
     def length(self) -> ColumnElement[int]:
         return func.length(self.text).label("length")
 
+    def bind(self, **params: Any) -> dict[str, Any]:
+        """The corpus's parameters and ``params``: what a statement built from it executes with."""
+        return {**self.params, **params}
+
+
+_BUILT: OrderedDict[Hashable, Any] = OrderedDict()
+_BUILT_MAX = 512  # shapes x statement kinds x term counts stay well below this
+
+
+def built(corpus: Corpus, build: Callable[..., S], *args: Hashable) -> S:
+    """``build(corpus, *args)``, made once per (corpus shape, ``build``, ``args``)."""
+    if corpus.shape is None:
+        return build(corpus, *args)
+    slot = (corpus.shape, build, args)
+    try:
+        _BUILT.move_to_end(slot)
+        return _BUILT[slot]  # type: ignore[no-any-return]
+    except KeyError:
+        statement = _BUILT[slot] = build(corpus, *args)
+        if len(_BUILT) > _BUILT_MAX:
+            _BUILT.popitem(last=False)
+        return statement
+
 
 def memories_of(
     user_id: str, filters: SearchFilters | None = None, *, include_archived: bool = False
 ) -> Corpus:
     """The user's memories that pass ``filters`` (which, when given, replace
     ``include_archived``)."""
-    return Corpus(memories, user_id, tuple(scope(user_id, filters,
-                                                 include_archived=include_archived)))
+    values: dict[str, Any] = {"corpus_user": user_id}
+    if filters is None:
+        shape: tuple[Any, ...] = ("memories", include_archived)
+    else:
+        optional = {"min_importance": filters.min_importance,
+                    "created_after": filters.created_after,
+                    "created_before": filters.created_before,
+                    "as_of": filters.as_of, "valid_at": filters.valid_at}
+        values |= {f"corpus_{name}": value for name, value in optional.items()
+                   if value is not None}
+        shape = ("memories", filters.states, filters.kinds,
+                 *(value is not None for value in optional.values()))
+    return Corpus(memories, user_id, _memory_scope(shape), values, shape)
+
+
+@cache
+def _memory_scope(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
+    m = memories.c
+    where = [m.user_id == bindparam("corpus_user")]
+    if len(shape) == 2:  # no filters: all but archived, unless include_archived
+        return (*where, *(() if shape[1] else (m.state != "archived",)))
+    _, states, kinds, importance, after, before, as_of, valid_at = shape
+    where.append(m.state.in_(states))
+    if kinds is not None:
+        where.append(m.kind.in_(kinds))
+    if importance:
+        where.append(m.importance >= bindparam("corpus_min_importance"))
+    if after:
+        where.append(m.created_at >= bindparam("corpus_created_after", type_=m.created_at.type))
+    if before:
+        where.append(m.created_at < bindparam("corpus_created_before", type_=m.created_at.type))
+    return (*where, *time_travel(bindparam("corpus_as_of", type_=m.created_at.type) if as_of
+                                 else None,
+                                 bindparam("corpus_valid_at", type_=m.created_at.type) if valid_at
+                                 else None))
 
 
 def past_turns_of(user_id: str, session_id: str, recent: int) -> Corpus:
     """The user's messages, less the last ``recent`` of ``session_id`` (the context
     carries those verbatim); earlier messages of that session and every other
     session are in."""
+    return Corpus(messages, user_id, _past_turns(), {
+        "corpus_user": user_id, "corpus_session": session_id,
+        "corpus_recent": max(recent, 1) - 1}, ("turns",))
+
+
+@cache
+def _past_turns() -> tuple[ColumnElement[bool], ...]:
+    user: BindParameter[str] = bindparam("corpus_user")
+    session: BindParameter[str] = bindparam("corpus_session")
     first_recent = (
         select(messages.c.id)
-        .where(messages.c.user_id == user_id, messages.c.session_id == session_id)
-        .order_by(messages.c.id.desc()).limit(1).offset(max(recent, 1) - 1)
+        .where(messages.c.user_id == user, messages.c.session_id == session)
+        .order_by(messages.c.id.desc()).limit(1).offset(bindparam("corpus_recent"))
         .scalar_subquery())
-    in_window = and_(messages.c.session_id == session_id,
+    in_window = and_(messages.c.session_id == session,
                      messages.c.id >= func.coalesce(first_recent, 0))
-    return Corpus(messages, user_id, (messages.c.user_id == user_id, not_(in_window)))
+    return (messages.c.user_id == user, not_(in_window))
 
 
 class Channels(Protocol):
@@ -98,29 +191,11 @@ class Channels(Protocol):
         ``trigram`` return, by channel name."""
 
 
-def scope(
-    user_id: str, filters: SearchFilters | None, *, include_archived: bool = False
+def time_travel(
+    as_of: datetime | ColumnElement[Any] | None, valid_at: datetime | ColumnElement[Any] | None
 ) -> list[ColumnElement[bool]]:
-    """The WHERE conditions of every memory search: this user, and the filters."""
-    where = [memories.c.user_id == user_id]
-    if filters is None:
-        if not include_archived:
-            where.append(memories.c.state != "archived")
-        return where
-    where.append(memories.c.state.in_(filters.states))
-    if filters.kinds is not None:
-        where.append(memories.c.kind.in_(filters.kinds))
-    if filters.min_importance is not None:
-        where.append(memories.c.importance >= filters.min_importance)
-    if filters.created_after is not None:
-        where.append(memories.c.created_at >= filters.created_after)
-    if filters.created_before is not None:
-        where.append(memories.c.created_at < filters.created_before)
-    return where + time_travel(filters.as_of, filters.valid_at)
-
-
-def time_travel(as_of: datetime | None, valid_at: datetime | None) -> list[ColumnElement[bool]]:
-    """Memories recorded and not yet invalidated at ``as_of``; true in the world at ``valid_at``."""
+    """Memories recorded and not yet invalidated at ``as_of``; true in the world at ``valid_at``
+    (each a value or a bound parameter)."""
     m = memories.c
     where = []
     if as_of is not None:

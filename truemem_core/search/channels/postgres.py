@@ -23,9 +23,11 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    CompoundSelect,
     Float,
     Integer,
     Select,
+    Text,
     bindparam,
     cast,
     func,
@@ -40,14 +42,14 @@ from sqlalchemy.dialects.postgresql import ARRAY, REAL, array
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus
+from truemem_core.search.channels import Corpus, built
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import EmbeddingType
 
 _LANGUAGES = ("english", "spanish")  # as in the search_vector columns (migrations 0002, 0008)
 
 
-def _tsquery(term: str) -> ColumnElement[Any]:
+def _tsquery(term: ColumnElement[str]) -> ColumnElement[Any]:
     """The term (a word or a phrase) parsed in every language of ``search_vector``, OR-ed."""
     parsed: list[ColumnElement[Any]] = [
         func.phraseto_tsquery(literal_column(f"'{lang}'::regconfig"), term)
@@ -63,16 +65,9 @@ class PostgresChannels:
     async def nearest(
         self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
     ) -> list[tuple[Any, float]]:
-        vector = bindparam("query", query, type_=EmbeddingType())
-        embedding = corpus.table.c.embedding
-        distance = embedding.op("<=>", return_type=Float)(vector)
-        stmt = (
-            select(corpus.table.c.id, (1 - distance).label("score"))
-            .where(*corpus.where, embedding.is_not(None))
-            .order_by(distance)
-            .limit(k)
-        )
-        return [(row.id, float(row.score)) for row in await conn.execute(stmt)]
+        stmt = built(corpus, _nearest)
+        return [(row.id, float(row.score))
+                for row in await conn.execute(stmt, corpus.bind(query=query, k=k))]
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
@@ -104,35 +99,13 @@ class PostgresChannels:
         if not keyword and not trigram:
             return {name: [] for name, terms in (("keyword", keyword_terms),
                                                  ("trigram", trigram_terms)) if terms is not None}
-        # One row of statistics, then one row per (channel, matching row) with the
-        # per-term matches (keyword: 0/1) or similarities (trigram) as an array.
-        # ts_match_vq is what `@@` calls; as a function the planner cannot answer it from
-        # a GIN index (whose scan walks every user's matches), so the user_id index leads.
-        # Every row of the user's is scored by word_similarity, not `term <% text`: with
-        # that, the planner would AND the user_id index with the GIN trigram index.
-        parts = [_part(0, null(), null(), null(), corpus,
-                       func.count(), func.avg(func.length(corpus.text)))]
-        if keyword:
-            search_vector: ColumnElement[Any] = literal_column(
-                f"{corpus.table.name}.search_vector")
-            matches = [func.ts_match_vq(search_vector, _tsquery(t)) for t in keyword]
-            parts.append(_part(1, corpus.table.c.id, func.length(corpus.text),
-                               array([cast(cast(m, Integer), REAL) for m in matches]), corpus)
-                         .where(or_(*matches)))
-        if trigram:
-            scored = select(corpus.table.c.id, *(
-                func.word_similarity(t, corpus.text).label(f"s{i}") for i, t in enumerate(trigram)
-            )).where(*corpus.where).subquery()
-            similarities = [scored.c[f"s{i}"] for i in range(len(trigram))]
-            parts.append(
-                select(literal(2).label("channel"), scored.c.id, null().label("length"),
-                       array(similarities).label("values"),
-                       null().label("documents"), null().label("average"))
-                .where(func.greatest(*similarities) >= threshold))
+        stmt = built(corpus, _lexical, len(keyword), len(trigram))
+        params = corpus.bind(threshold=threshold, **{f"kw{i}": t for i, t in enumerate(keyword)},
+                             **{f"tr{i}": t for i, t in enumerate(trigram)})
         documents, average = 0, None
         words: list[tuple[Any, int, int]] = []
         fuzzy: list[tuple[Any, int, float]] = []
-        for row in await conn.execute(union_all(*parts)):
+        for row in await conn.execute(stmt, params):
             if row.channel == 0:
                 documents, average = int(row.documents), row.average
             elif row.channel == 1:
@@ -147,6 +120,47 @@ class PostgresChannels:
         if trigram_terms is not None:
             found["trigram"] = idf_rank(fuzzy, documents=documents, limit=k) if documents else []
         return found
+
+
+def _nearest(corpus: Corpus) -> Select[Any]:
+    vector = bindparam("query", type_=EmbeddingType())
+    embedding = corpus.table.c.embedding
+    distance = embedding.op("<=>", return_type=Float)(vector)
+    return (select(corpus.table.c.id, (1 - distance).label("score"))
+            .where(*corpus.where, embedding.is_not(None))
+            .order_by(distance)
+            .limit(bindparam("k")))
+
+
+def _lexical(corpus: Corpus, keywords: int, trigrams: int) -> CompoundSelect[Any]:
+    """One row of statistics, then one row per (channel, matching row) with the per-term
+    matches (keyword: 0/1) or similarities (trigram) as an array; terms bound as
+    ``kw0``..., ``tr0``..., the trigram threshold as ``threshold``.
+
+    ts_match_vq is what `@@` calls; as a function the planner cannot answer it from a GIN
+    index (whose scan walks every user's matches), so the user_id index leads. Every row
+    of the user's is scored by word_similarity, not `term <% text`: with that, the planner
+    would AND the user_id index with the GIN trigram index."""
+    parts = [_part(0, null(), null(), null(), corpus,
+                   func.count(), func.avg(func.length(corpus.text)))]
+    if keywords:
+        search_vector: ColumnElement[Any] = literal_column(f"{corpus.table.name}.search_vector")
+        matches = [func.ts_match_vq(search_vector, _tsquery(bindparam(f"kw{i}", type_=Text)))
+                   for i in range(keywords)]
+        parts.append(_part(1, corpus.table.c.id, func.length(corpus.text),
+                           array([cast(cast(m, Integer), REAL) for m in matches]), corpus)
+                     .where(or_(*matches)))
+    if trigrams:
+        scored = select(corpus.table.c.id, *(
+            func.word_similarity(bindparam(f"tr{i}", type_=Text), corpus.text).label(f"s{i}")
+            for i in range(trigrams))).where(*corpus.where).subquery()
+        similarities = [scored.c[f"s{i}"] for i in range(trigrams)]
+        parts.append(
+            select(literal(2).label("channel"), scored.c.id, null().label("length"),
+                   array(similarities).label("values"),
+                   null().label("documents"), null().label("average"))
+            .where(func.greatest(*similarities) >= bindparam("threshold", type_=Float)))
+    return union_all(*parts)
 
 
 def _part(

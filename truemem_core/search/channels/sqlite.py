@@ -50,7 +50,7 @@ from sqlalchemy.sql.expression import ColumnClause
 from sqlalchemy.types import NullType
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus
+from truemem_core.search.channels import Corpus, built
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import memories
@@ -129,26 +129,18 @@ class SQLiteChannels:
     async def nearest(
         self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
     ) -> list[tuple[Any, float]]:
-        embedding = corpus.table.c.embedding
-        # raw bytes, decoded in one go below (not one array per row by EmbeddingType)
-        stmt = select(corpus.table.c.id, type_coerce(embedding, NullType).label("embedding")
-                      ).where(*corpus.where, embedding.is_not(None))
-        return _top_k((await conn.execute(stmt)).all(), query, k)
+        stmt = built(corpus, _vectors)
+        return _top_k((await conn.execute(stmt, corpus.params)).all(), query, k)
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
     ) -> list[tuple[Any, float]]:
         if not terms:
             return []
-        index = _Index.of(corpus)
-        matched = _per_term(index, len(terms))
-        rows = (await conn.execute(
-            select(corpus.table.c.id, matched.c.term, corpus.length, _documents(corpus),
-                   _average_length(corpus))
-            .select_from(_joined(corpus, index, matched))
-            .where(*corpus.where),
-            {"fts_user": corpus.user_id, **{f"t{i}": fts5_or_query([term])
-                                            for i, term in enumerate(terms)}})).all()
+        stmt = built(corpus, _keyword, len(terms))
+        rows = (await conn.execute(stmt, corpus.bind(
+            fts_user=corpus.user_id,
+            **{f"t{i}": fts5_or_query([term]) for i, term in enumerate(terms)}))).all()
         if not rows:
             return []
         return bm25_rank(((row.id, row.term, row.length) for row in rows),
@@ -166,21 +158,20 @@ class SQLiteChannels:
         query = trigram_query(terms)
         if not query:
             return []
-        index = _Index.of(corpus)
-        bound = {"fts_user": corpus.user_id, "fts_query": query}
         limit = max(_CANDIDATES, 10 * k)
+        bound = corpus.bind(fts_user=corpus.user_id, fts_query=query, limit=limit + 1)
         candidates = (await conn.execute(
-            _texts(corpus, index, _fragments(index, False)).limit(limit + 1), bound)).all()
+            built(corpus, _candidates, False),
+            bound)).all()
         if not candidates:
             return []
         documents = candidates[0].documents
         if len(candidates) > limit:
             # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
             # each fragment over every user's rows, so it is only paid here.
-            ranked = _fragments(index, True)
             candidates = (await conn.execute(
-                _texts(corpus, index, ranked).order_by(ranked.c.overlap).limit(limit),
-                bound)).all()
+                built(corpus, _candidates, True),
+                {**bound, "limit": limit})).all()
         matcher = TrigramMatcher(terms)
         hits = [
             (row.id, i, similarity)
@@ -189,6 +180,35 @@ class SQLiteChannels:
             if similarity >= threshold
         ]
         return idf_rank(hits, documents=int(documents), limit=k)
+
+
+def _vectors(corpus: Corpus) -> Select[Any]:
+    """The corpus's (id, embedding): raw bytes, decoded in one go by ``_top_k`` (not one
+    array per row by EmbeddingType)."""
+    embedding = corpus.table.c.embedding
+    return select(corpus.table.c.id, type_coerce(embedding, NullType).label("embedding")
+                  ).where(*corpus.where, embedding.is_not(None))
+
+
+def _keyword(corpus: Corpus, terms: int) -> Select[Any]:
+    """(id, term number, length) per keyword match, with the corpus's statistics."""
+    index = _Index.of(corpus)
+    matched = _per_term(index, terms)
+    return (select(corpus.table.c.id, matched.c.term, corpus.length, _documents(corpus),
+                   _average_length(corpus))
+            .select_from(_joined(corpus, index, matched))
+            .where(*corpus.where))
+
+
+def _candidates(corpus: Corpus, ranked: bool) -> Select[Any]:
+    """The rows sharing trigram fragments with ``fts_query`` (``limit`` of them; ``ranked``:
+    the best by overlap)."""
+    index = _Index.of(corpus)
+    matched = _fragments(index, ranked)
+    stmt = _texts(corpus, index, matched)
+    if ranked:
+        stmt = stmt.order_by(matched.c.overlap)
+    return stmt.limit(bindparam("limit"))
 
 
 def _matches(index: _Index, fts: TableClause, query: str) -> list[ColumnElement[bool]]:
