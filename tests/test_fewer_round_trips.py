@@ -5,6 +5,7 @@
   messages, it returns exactly what the two channels return one by one.
 * ``record`` writes the session, its messages and its jobs in two statements.
 * The query-embedding cache never returns another text's vector.
+* ``get_context`` builds each of its statements once, not per call.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from db_access import rows
-from sqlalchemy import event, select, update
+from sqlalchemy import CompoundSelect, Select, event, select, update
 from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, TrueMem, default_embedder
@@ -246,3 +247,37 @@ def test_retrievals_counted_behind_concurrent_calls_add_up(memory: TrueMem) -> N
         memory, select(memories.c.id, memories.c.user_id, memories.c.retrievals))}
     assert {i: n for i, (user, n) in counted.items() if user == "ana" and n} == dict(served)
     assert [n for user, n in counted.values() if user == "bob"] == [0]
+
+
+def test_get_context_builds_its_statements_once(memory: TrueMem) -> None:
+    """After a first call of each shape, get_context executes only statement objects it
+    has executed before: none is rebuilt (nor its SQLAlchemy cache key recomputed) per
+    call, whoever the user and whatever the words."""
+    for user in ("ana", "bob"):
+        memory.add_memory(user, "Lives in Porto with her sister Zoe", importance=5)
+        memory.add_memory(user, "Works as a nurse at the city hospital")
+        memory.record(user, "past", "I play the guitar on Sundays", "Lovely!")
+        memory.record(user, "now", "Planning a marathon in Lisbon", "Good luck!")
+    memory.drain(timeout=60)
+    first_query, later_query = "where does my sister live?", "where does my cousin work?"
+    for terms in (keyword_terms, significant_terms):  # the same shape of statements
+        assert len(terms(first_query)) == len(terms(later_query)) > 0
+    executed: list[Any] = []
+
+    def seen(_conn: Any, clause: Any, *_args: Any) -> None:
+        if isinstance(clause, Select | CompoundSelect):  # not the retrieval counts' write
+            executed.append(clause)
+
+    engine = memory._core.db.engine.sync_engine
+    event.listen(engine, "before_execute", seen)
+    try:
+        memory.get_context("ana", "now", first_query)
+        first = {id(clause) for clause in executed}
+        executed.clear()
+        memory.get_context("bob", "now", later_query)
+        memory.get_context("ana", "past", later_query)
+        later = {id(clause) for clause in executed}
+    finally:
+        event.remove(engine, "before_execute", seen)
+    assert len(first) >= 8  # search, recall, session and critical memories
+    assert later <= first
