@@ -213,10 +213,21 @@ async def whole_timeline(conn: Any, corpus: Any, seeds: list[Fused], settings: S
     window = timedelta(seconds=settings.neighbour_window_s) if timed else None
     best: dict[Any, float] = {}
     for seed in seeds:
-        for near in neighbours._around(timeline, where[seed.id], settings.neighbour_span,
-                                       window):
+        for near in around(timeline, where[seed.id], settings.neighbour_span, window):
             best[near] = max(best.get(near, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+def around(
+    timeline: list[tuple[Any, Any]], seed: tuple[Any, Any], span: int, window: timedelta | None,
+) -> list[Any]:
+    """What neighbours are: up to ``span`` ids on each side of ``seed`` in the whole sorted
+    timeline, kept when within ``window`` of it in time, or (no window) in its session."""
+    at = seed[0]
+    place = timeline.index(seed)
+    return [key for other, key in (*timeline[max(0, place - span):place],
+                                   *timeline[place + 1:place + 1 + span])
+            if (abs(other - at) <= window if window is not None else other == at)]
 
 
 def test_the_rows_around_the_seeds_give_the_neighbours_of_the_whole_timeline(

@@ -18,12 +18,11 @@ Each neighbour scores its best seed's fused score.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.search.channels import Corpus, built
@@ -36,33 +35,32 @@ async def neighbours(
     conn: AsyncConnection, corpus: Corpus, seeds: Sequence[Fused], settings: Settings
 ) -> Ranking:
     """The seeds' neighbours, scored by their best seed's fused score, best first."""
-    if not seeds:
+    if not seeds or settings.neighbour_span < 1:
         return []
-    ids = [s.id for s in seeds]
-    window = (timedelta(seconds=settings.neighbour_window_s) if corpus.table is memories
-              else None)
-    dialect = conn.dialect.name
-    stmt = built(corpus, _nearby, dialect)
-    params = corpus.bind(seed_ids=ids)
-    if window is not None:
+    score = {seed.id: seed.score for seed in seeds}
+    params = corpus.bind(seed_ids=list(score), span=settings.neighbour_span)
+    window = None
+    if corpus.table is memories:
+        window = timedelta(seconds=settings.neighbour_window_s)
         margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
         params |= {"margin_before": -margin, "margin_after": margin}
-    timeline = sorted((row[0], row[1]) for row in await conn.execute(stmt, params))
-    chosen = set(ids)
-    where = {key: (place, key) for place, key in timeline if key in chosen}
+    dialect = conn.dialect.name
     best: dict[Key, float] = {}
-    for seed in seeds:
-        if seed.id in where:
-            for neighbour in _around(timeline, where[seed.id], settings.neighbour_span, window):
-                best[neighbour] = max(best.get(neighbour, 0.0), seed.score)
+    for row in await conn.execute(built(corpus, _pairs, dialect), params):
+        if window is None or abs(row.place - row.seed_place) <= window:
+            best[row.id] = max(best.get(row.id, 0.0), score[row.seed])
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
 
 
-def _nearby(corpus: Corpus, dialect: str) -> Select[Any]:
-    """(place, id) of the rows around the seeds (``seed_ids``): a superset, from which
-    ``_around`` keeps the exact window and the seeds' own places are read. Memories
-    are placed by time (within ``margin_before`` / ``margin_after`` seconds of the
-    earliest / latest seed), messages by session."""
+def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
+    """(seed, seed_place, id, place): each seed (``seed_ids``) with the rows up to
+    ``span`` places before and after it, in one statement that returns only those.
+
+    The rows are numbered in order within the part of the corpus that can hold a
+    neighbour: for memories, by (time, id) between ``margin_before`` seconds before the
+    earliest seed and ``margin_after`` after the latest (the caller keeps those within
+    the exact window); for messages, by id within each of the seeds' sessions.
+    """
     table = corpus.table
     seeds = table.c.id.in_(bindparam("seed_ids", expanding=True))
     if table is memories:
@@ -70,13 +68,29 @@ def _nearby(corpus: Corpus, dialect: str) -> Select[Any]:
         seeds_at = select(at).where(*corpus.where, seeds)
         earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
         latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
-        return select(at, table.c.id).where(
+        # ties in time go by id in code-point order, on PostgreSQL too (not its locale's)
+        by_id = table.c.id.collate("C") if dialect == "postgresql" else table.c.id
+        timeline = select(at.label("place"), table.c.id,
+                          func.row_number().over(order_by=(at, by_id)).label("pos")).where(
             *corpus.where, at >= _shifted(earliest, "margin_before", dialect),
-            at <= _shifted(latest, "margin_after", dialect))
-    sessions = (select(table.c.session_id).where(*corpus.where, seeds)
-                .correlate(None).scalar_subquery())
-    return select(table.c.session_id, table.c.id).where(
-        *corpus.where, table.c.session_id.in_(sessions))
+            at <= _shifted(latest, "margin_after", dialect)).cte("timeline")
+    else:
+        sessions = (select(table.c.session_id).where(*corpus.where, seeds)
+                    .correlate(None).scalar_subquery())
+        timeline = select(
+            table.c.session_id.label("place"), table.c.id,
+            func.row_number().over(partition_by=table.c.session_id, order_by=table.c.id
+                                   ).label("pos"),
+        ).where(*corpus.where, table.c.session_id.in_(sessions)).cte("timeline")
+    seed, near = timeline.alias("seed"), timeline.alias("near")
+    span = bindparam("span", type_=Integer)
+    around = [near.c.pos.between(seed.c.pos - span, seed.c.pos + span), near.c.pos != seed.c.pos]
+    if table is not memories:
+        around.append(near.c.place == seed.c.place)  # numbered per session
+    return (select(seed.c.id.label("seed"), seed.c.place.label("seed_place"), near.c.id,
+                   near.c.place)
+            .select_from(seed.join(near, and_(*around)))
+            .where(seed.c.id.in_(bindparam("seed_ids", expanding=True))))
 
 
 def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnElement[Any]:
@@ -85,20 +99,3 @@ def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnEl
     if dialect == "postgresql":
         return moment + func.make_interval(0, 0, 0, 0, 0, 0, bindparam(seconds, type_=Integer))
     return func.datetime(moment, func.printf("%+d seconds", bindparam(seconds, type_=Integer)))
-
-
-def _around(
-    timeline: Sequence[tuple[Any, Key]], seed: tuple[Any, Key], span: int,
-    window: timedelta | None,
-) -> list[Key]:
-    """Up to ``span`` ids on each side of ``seed`` in the sorted timeline: within
-    ``window`` of it in time, or (no window) in the same session."""
-    at = seed[0]
-
-    def near(other: Any) -> bool:
-        return bool(abs(other - at) <= window) if window is not None else bool(other == at)
-
-    before_end = bisect_left(timeline, seed)  # the seed itself sits between
-    after_start = bisect_right(timeline, seed)
-    return [i for t, i in (*timeline[max(0, before_end - span):before_end],
-                           *timeline[after_start:after_start + span]) if near(t)]
