@@ -45,7 +45,9 @@ from truemem_core.storage.outbox import Job
 log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
 
-_COUNT_INLINE_CHARS = 1_000  # a few hundred microseconds of tiktoken: about a hop to a thread
+# Text work on shorter texts runs inline: it costs about what the hop to a thread does.
+_COUNT_INLINE_CHARS = 1_000  # token counting: a few hundred microseconds of tiktoken
+_DETECT_INLINE_CHARS = 200  # "remember that ..." detection: half a millisecond at most
 _COUNTS_EVERY_S = 0.2  # retrieval counts are written at most this often, all users at once
 
 
@@ -165,9 +167,11 @@ class Conversation:
             return await sessions.state(conn, user, session, self.settings.recent_messages)
 
     async def _store_explicit(self, user: str, text: str) -> list[Memory]:
-        # Text work runs in a thread: a long message never holds up other users' calls.
+        # A long message is read in a thread: it never holds up other users' calls.
         stored = []
-        for fact in await asyncio.to_thread(detect_explicit, text):
+        found = (detect_explicit(text) if len(text) <= _DETECT_INLINE_CHARS
+                 else await asyncio.to_thread(detect_explicit, text))
+        for fact in found:
             try:
                 stored.append(await self.memories.add(
                     user, fact.text, importance=5, source="explicit"))
