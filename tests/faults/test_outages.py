@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from fault_tools import assert_clean_message, exported_messages, job_statuses, w
 from sqlalchemy.engine import make_url
 
 from truemem_core import StorageError, TrueMem
+from truemem_core.storage import dialects
 
 PHASES = ("before", "during", "after")  # the outage
 
@@ -78,3 +80,49 @@ def test_a_database_dropped_while_in_use_gives_storage_error_in_words(memory: Tr
             call()
         assert "unreachable" in str(caught.value)
         assert_clean_message(caught.value, secrets=["ana", "Porto", "truemem_t"])
+
+
+def terminate_connections(url: str) -> int:
+    """End every server process of ``url``'s database, as a restart would; how many."""
+    import psycopg
+
+    admin = services.sqlalchemy_url(url, database="postgres")
+    with psycopg.connect(services.libpq_url(admin), autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            [make_url(url).database]).fetchall()
+    return len(ended)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])  # a file store has no server to lose
+def test_connections_lost_while_idle_are_replaced_before_use(
+    memory: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dialects, "PING_AFTER_IDLE_S", 0.2)
+    memory.add_memory("ana", "Lives in Porto")
+    memory.get_context("ana", "s", "Where do I live?")  # several pooled connections
+    memory.drain(timeout=60)  # its retrieval counts written: no background write later
+    assert terminate_connections(memory.database_url) >= 1  # as a server restart would
+    time.sleep(0.5)
+    assert memory.list_memories("ana")[0].text == "Lives in Porto"  # the first call after
+    context = memory.get_context("ana", "s", "Where do I live?")
+    assert [hit.memory.text for hit in context.memories] == ["Lives in Porto"]
+    memory.record("ana", "s", "Where do I live?", "In Porto.")
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_a_busy_pool_does_not_test_its_connections(
+    memory: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dialects, "PING_AFTER_IDLE_S", 60.0)  # busy: reused within a minute
+    memory.add_memory("ana", "Lives in Porto")
+    memory.get_context("ana", "s", "Where do I live?")
+    dialect = memory._core.db.engine.dialect
+    pings: list[object] = []
+    real_ping = dialect.do_ping
+    monkeypatch.setattr(dialect, "do_ping", lambda conn: pings.append(conn) or real_ping(conn))
+    for n in range(3):
+        memory.get_context("ana", "s", f"Where do I live? {n}")
+        memory.record("ana", "s", f"Where do I live? {n}", "In Porto.")
+    assert pings == []

@@ -92,11 +92,8 @@ class Database:
 
     def __init__(self, url: str, *, embedder: Embedder | None) -> None:
         self.url = url
-        # A server can restart under the pool: PostgreSQL's connections are tested when
-        # taken. A SQLite file has no server to lose; the test would cost a round trip
-        # to the driver's thread on every transaction.
-        self.engine: AsyncEngine = create_async_engine(
-            url, pool_pre_ping=make_url(url).get_backend_name() != "sqlite")
+        # (PostgreSQL's pooled connections are tested after idling: ``dialects``)
+        self.engine: AsyncEngine = create_async_engine(url)
         self.dialect: str = self.engine.dialect.name
         self._dialect: Dialect = dialect_for(self.dialect)
         self._dialect.configure(self.engine)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from typing import Any, Protocol
 
 from sqlalchemy import event, text
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+PING_AFTER_IDLE_S = 1.0
+"""PostgreSQL: a pooled connection idle longer than this is tested before it is used."""
 
 
 class Dialect(Protocol):
@@ -66,7 +71,26 @@ class PostgreSQL:
         return {"isolation_level": "AUTOCOMMIT"}
 
     def configure(self, engine: AsyncEngine) -> None:
-        return None
+        # A server can restart under the pool, so a connection is tested when taken,
+        # but only after it sat idle: a busy instance takes connections back within
+        # milliseconds, and a test on every checkout was a round trip per statement
+        # group. A restart while busy fails the calls then in flight (StorageError);
+        # the disconnect invalidates the whole pool, so the next calls reconnect.
+        @event.listens_for(engine.sync_engine, "checkin")
+        def _checkin(_dbapi_connection: Any, record: Any) -> None:
+            record.info["idle_since"] = time.monotonic()
+
+        @event.listens_for(engine.sync_engine, "checkout")
+        def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+            idle_since = record.info.pop("idle_since", None)  # None: a new connection
+            if idle_since is None or time.monotonic() - idle_since <= PING_AFTER_IDLE_S:
+                return
+            try:
+                alive = engine.dialect.do_ping(dbapi_connection)
+            except engine.dialect.loaded_dbapi.Error as exc:
+                raise DisconnectionError("the connection was lost") from exc
+            if not alive:
+                raise DisconnectionError("the connection was lost")
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         await conn.execute(
