@@ -161,7 +161,7 @@ async def _lexical_plans(url: str, channel: str, user: str, terms: list[str]) ->
     issued: list[tuple[str, Any]] = []
 
     def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
+        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
             issued.append((statement, parameters))
 
     search = getattr(channels_for_dialect(db.dialect), channel)

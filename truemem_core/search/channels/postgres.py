@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
+    CTE,
     ColumnElement,
     CompoundSelect,
     Float,
@@ -137,23 +138,29 @@ def _lexical(corpus: Corpus, keywords: int, trigrams: int) -> CompoundSelect[Any
     matches (keyword: 0/1) or similarities (trigram) as an array; terms bound as
     ``kw0``..., ``tr0``..., the trigram threshold as ``threshold``.
 
+    The user's rows are read once (a materialised CTE), not once per part: they lie on
+    about as many heap pages as there are rows, since users' writes interleave.
     ts_match_vq is what `@@` calls; as a function the planner cannot answer it from a GIN
     index (whose scan walks every user's matches), so the user_id index leads. Every row
     of the user's is scored by word_similarity, not `term <% text`: with that, the planner
     would AND the user_id index with the GIN trigram index."""
-    parts = [_part(0, null(), null(), null(), corpus,
-                   func.count(), func.avg(func.length(corpus.text)))]
+    rows = select(
+        corpus.table.c.id, corpus.text.label("text"),
+        literal_column(f"{corpus.table.name}.search_vector").label("search_vector"),
+    ).where(*corpus.where).cte("corpus_rows").prefix_with("MATERIALIZED")
+    parts = [_part(0, null(), null(), null(), rows,
+                   func.count(), func.avg(func.length(rows.c.text)))]
     if keywords:
-        search_vector: ColumnElement[Any] = literal_column(f"{corpus.table.name}.search_vector")
-        matches = [func.ts_match_vq(search_vector, _tsquery(bindparam(f"kw{i}", type_=Text)))
+        matches = [func.ts_match_vq(rows.c.search_vector,
+                                    _tsquery(bindparam(f"kw{i}", type_=Text)))
                    for i in range(keywords)]
-        parts.append(_part(1, corpus.table.c.id, func.length(corpus.text),
-                           array([cast(cast(m, Integer), REAL) for m in matches]), corpus)
+        parts.append(_part(1, rows.c.id, func.length(rows.c.text),
+                           array([cast(cast(m, Integer), REAL) for m in matches]), rows)
                      .where(or_(*matches)))
     if trigrams:
-        scored = select(corpus.table.c.id, *(
-            func.word_similarity(bindparam(f"tr{i}", type_=Text), corpus.text).label(f"s{i}")
-            for i in range(trigrams))).where(*corpus.where).subquery()
+        scored = select(rows.c.id, *(
+            func.word_similarity(bindparam(f"tr{i}", type_=Text), rows.c.text).label(f"s{i}")
+            for i in range(trigrams))).subquery()
         similarities = [scored.c[f"s{i}"] for i in range(trigrams)]
         parts.append(
             select(literal(2).label("channel"), scored.c.id, null().label("length"),
@@ -165,7 +172,7 @@ def _lexical(corpus: Corpus, keywords: int, trigrams: int) -> CompoundSelect[Any
 
 def _part(
     channel: int, id_: ColumnElement[Any], length: ColumnElement[Any],
-    values: ColumnElement[Any], corpus: Corpus,
+    values: ColumnElement[Any], rows: CTE,
     documents: ColumnElement[Any] | None = None, average: ColumnElement[Any] | None = None,
 ) -> Select[Any]:
     """One branch of ``lexical``'s UNION ALL over the corpus's rows."""
@@ -174,4 +181,4 @@ def _part(
         cast(values, ARRAY(REAL)).label("values"),
         (null() if documents is None else documents).label("documents"),
         (null() if average is None else average).label("average"),
-    ).where(*corpus.where)
+    ).select_from(rows)
