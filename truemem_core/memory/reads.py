@@ -75,8 +75,7 @@ async def scored(conn: AsyncConnection, user: str, hits: Sequence[Fused]) -> lis
     """Search hits as records, best first; ephemeral and archived ones are down-ranked."""
     if not hits:
         return []
-    found = {row.id: rows.to_memory(row) for row in await conn.execute(
-        _BY_IDS, {"user": user, "ids": [h.id for h in hits]})}
+    found = {memory.id: memory for memory in await by_ids(conn, user, [str(h.id) for h in hits])}
     result = [
         ScoredMemory(found[h.id], h.score * search_penalty(found[h.id].state), h.scores, h.ranks)
         for h in hits if h.id in found
