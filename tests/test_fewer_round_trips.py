@@ -3,7 +3,8 @@
 * ``Channels.lexical`` runs both lexical channels (and the statistics they need) in
   one statement on PostgreSQL; on random stores, with filters, over memories and past
   messages, it returns exactly what the two channels return one by one.
-* ``record`` writes the session, its messages and its jobs in two statements.
+* ``record`` writes the session, its messages and its jobs in one statement on
+  PostgreSQL, outside a transaction (one round trip).
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
 """
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 from db_access import rows
-from sqlalchemy import CompoundSelect, Select, event, select, update
+from sqlalchemy import CompoundSelect, Select, event, func, select, update
 from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, TrueMem, default_embedder
@@ -31,7 +32,7 @@ from truemem_core.search.filters import make_filters
 from truemem_core.search.fusion import Fused
 from truemem_core.search.query_text import keyword_terms, significant_terms
 from truemem_core.storage.database import Database, resolve_url
-from truemem_core.storage.schema import memories
+from truemem_core.storage.schema import jobs, memories, messages
 
 WORDS = ["peanuts", "allergy", "sister", "Zoe", "Porto", "nurse", "guitar", "marathon",
          "Berlin", "jazz", "piano", "sushi", "vegan", "coffee", "hiking", "garden", "Lisbon",
@@ -82,7 +83,7 @@ async def one_by_one_and_together(url: str) -> list[tuple[Any, Any]]:
     ]
     pairs = []
     try:
-        async with db.reads() as conn:
+        async with db.autocommit() as conn:
             for corpus in corpora:
                 fuzzy_too = corpus.table.name == "memories"  # messages: keyword only
                 for query in queries(rng):
@@ -114,35 +115,35 @@ def test_both_lexical_channels_at_once_equal_each_channel_alone(random_store: st
     assert sum(bool(apart.get("trigram")) for _, apart in pairs) > 50
 
 
-def statements_of(work: Any) -> list[str]:
-    """The SQL statements ``work()`` sent to the database (BEGIN/COMMIT aside)."""
-    sent: list[str] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        sent.append(statement.split()[0].upper())
-
-    event.listen(Engine, "before_cursor_execute", seen)
-    try:
-        work()
-    finally:
-        event.remove(Engine, "before_cursor_execute", seen)
-    return [s for s in sent if s not in ("BEGIN", "COMMIT")]
-
-
-def test_record_writes_the_exchange_in_two_statements(memory: TrueMem, backend: str) -> None:
+def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend: str) -> None:
     memory.record("ana", "s", "hello", "hi")  # the store is open, the session exists
     memory.drain(timeout=60)
     # the jobs stay queued in the database meanwhile: only record's statements are seen
     memory._core.conversation.on_queued = lambda keys: None
-    sent = statements_of(lambda: memory.record("ana", "s", "I live in Porto", "Nice!"))
-    # PostgreSQL: session and messages in one statement, then the jobs; SQLite: the
-    # session, the messages (one multi-row INSERT), the jobs.
-    assert len(sent) == (2 if backend == "postgres" else 3), sent
+    sent: list[tuple[str, bool]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        # psycopg sends no BEGIN or COMMIT on a connection in autocommit
+        alone = bool(getattr(conn.connection.dbapi_connection, "autocommit", False))
+        sent.append((statement.split()[0].upper(), alone))
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        recorded = memory.record("ana", "s", "I live in Porto", "Nice!")
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    # PostgreSQL: session, messages and jobs in one statement (data-modifying CTEs),
+    # outside a transaction. SQLite: the session, the messages, the jobs, in one.
+    assert sent == ([("WITH", True)] if backend == "postgres" else
+                    [("BEGIN", False), ("INSERT", False), ("INSERT", False),
+                     ("WITH", False)]), sent
     state = memory.get_session("ana", "s")
     assert [m.content for m in state.recent] == ["hello", "hi", "I live in Porto",
                                                           "Nice!"]
     ids = [m.id for m in state.recent]
     assert ids == sorted(ids)
+    assert (recorded.user_message_id, recorded.assistant_message_id) == tuple(ids[2:])
+    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}"]
 
 
 def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> None:
@@ -153,6 +154,52 @@ def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> No
         long = " ".join(WORDS)  # ~30 tokens: over the threshold only with it counted
         second = memory.record("ana", "s", long, "ok")
         assert [k for k in second.jobs if k.startswith("summarize:")]
+
+
+def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[int],
+                 waiting: int, threshold: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The reference: the jobs a batch of messages implies, rule by rule, in Python."""
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    covered: set[int] = set()
+    for n, role in enumerate(roles):
+        if role == "user":
+            reply = ids[n + 1] if n + 1 < len(ids) and roles[n + 1] == "assistant" else None
+            found[f"extract:{ids[n]}"] = ("extract", {
+                "session_id": session, "user_message_id": ids[n],
+                "assistant_message_id": reply})
+            covered.update(i for i in (ids[n], reply) if i is not None)
+    if "user" in roles:
+        found[f"maintain:{ids[-1]}"] = ("maintain", {"session_id": session})
+    if rest := [i for i in ids if i not in covered]:
+        found[f"embed:{rest[0]}"] = ("embed", {"message_ids": rest})
+    if waiting + sum(tokens) > threshold:
+        found[f"summarize:{ids[-1]}"] = ("summarize", {"session_id": session})
+    return found
+
+
+def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: str) -> None:
+    rng = random.Random(7)
+    threshold = 60
+    with TrueMem(store_url, settings=Settings(summary_token_threshold=threshold)) as memory:
+        memory._core.conversation.on_queued = lambda keys: None  # the rows stay to compare
+        summarized = 0
+        for n in range(40):
+            session = f"s{n % 5}"
+            mine = (messages.c.user_id == "ana", messages.c.session_id == session)
+            waiting = rows(memory, select(func.coalesce(func.sum(messages.c.tokens), 0))
+                           .where(*mine, messages.c.summarized.is_(False)))[0][0]
+            roles = [rng.choice(["user", "assistant", "system"]) for _ in range(rng.randint(1, 7))]
+            ids = memory.record_messages("ana", session, [(r, sentence(rng)) for r in roles])
+            tokens = [row.tokens for row in rows(memory, select(messages.c.tokens).where(
+                *mine, messages.c.id.in_(ids)).order_by(messages.c.id))]
+            expected = jobs_by_rule(session, roles, ids, tokens, waiting, threshold)
+            stored = {row.key: (row.kind, row.payload) for row in rows(
+                memory, select(jobs.c.key, jobs.c.kind, jobs.c.payload, jobs.c.user_id)
+                .where(jobs.c.key.in_(list(expected) + [f"{k}:{i}" for i in ids for k in (
+                    "extract", "maintain", "embed", "summarize")]), jobs.c.user_id == "ana"))}
+            assert stored == expected, (roles, ids)
+            summarized += any(key.startswith("summarize:") for key in expected)
+    assert 5 < summarized < 35  # the threshold was passed, and not by every batch
 
 
 def test_the_query_cache_never_returns_another_texts_vector(
@@ -188,7 +235,7 @@ async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
                                .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
         for window in (1800.0, 0.0, 10**9):
             settings = Settings(neighbour_window_s=window, neighbour_span=rng.choice([1, 2, 3]))
-            async with db.reads() as conn:
+            async with db.autocommit() as conn:
                 for corpus in (memories_of("ana"), memories_of("bob", make_filters(
                         min_importance=2)), past_turns_of("ana", "now", 6),
                         past_turns_of("bob", "past", 4)):

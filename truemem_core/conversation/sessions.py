@@ -7,118 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import bindparam, false, func, select, true
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_id, check_text
 from truemem_core.records import ROLES, Message, SessionState
 from truemem_core.settings import Settings
-from truemem_core.storage.schema import UTCDateTime, messages, sessions, utcnow
+from truemem_core.storage.schema import messages, sessions, utcnow
 
 _COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
 
 
-class NewMessage(NamedTuple):
-    """A validated message to store: ``said_at`` None means now."""
-
-    role: str
-    content: str
-    tokens: int
-    said_at: datetime | None = None
-
-
 def _message(row: Any) -> Message:
     return Message(row.id, row.role, row.content, row.tokens, row.created_at, row.summarized)
-
-
-class Appended(NamedTuple):
-    ids: list[int]  # the new messages', in order
-    unsummarized: int  # tokens of the session not yet folded into its summary, new ones in
-
-
-async def append(
-    conn: AsyncConnection,
-    user_id: str,
-    session_id: str,
-    items: Sequence[NewMessage],
-) -> Appended:
-    """Insert messages, creating the session; returns their ids and the session's
-    unsummarised tokens.
-
-    The session row is an upsert: two calls opening the same new session at once
-    both succeed (a look-up then an insert would let one fail on the primary key).
-    It reports the tokens already waiting for the summary (its statement cannot see
-    the messages inserted beside it). On PostgreSQL both go in one statement, the
-    messages as arrays unnested into rows; on SQLite two, the messages as one
-    executemany. Either way every statement is the same for any number of messages,
-    so SQLAlchemy compiles it once (a multi-row VALUES list is compiled anew on
-    every call: it cost record more than the database did).
-    """
-    now = utcnow()
-    values = {"user_id": user_id, "session_id": session_id, "now": now}
-    if conn.dialect.name == "postgresql":
-        rows = (await conn.execute(_APPEND_PG, {**values, **_columns(items, now)})).all()
-        before = int(rows[0].waiting)
-        new_ids = [row.id for row in rows]
-    else:
-        before = int((await conn.execute(_OPEN_SQLITE, values)).scalar_one())
-        new_ids = list((await conn.execute(_INSERT_SQLITE, [
-            {"user_id": user_id, "session_id": session_id, "role": item.role,
-             "content": item.content, "tokens": item.tokens, "summarized": False,
-             "created_at": item.said_at or now} for item in items])).scalars())
-    # Ids grow in insertion order; RETURNING does not promise its rows' order.
-    return Appended(sorted(int(i) for i in new_ids),
-                    before + sum(item.tokens for item in items))
-
-
-def _columns(items: Sequence[NewMessage], now: datetime) -> dict[str, list[Any]]:
-    return {"roles": [item.role for item in items],
-            "contents": [item.content for item in items],
-            "tokens": [item.tokens for item in items],
-            "said_at": [item.said_at or now for item in items]}
-
-
-def _opened(dialect: Any) -> Any:
-    """Upsert the session row; RETURNING its tokens not yet folded into the summary."""
-    waiting = (select(func.coalesce(func.sum(messages.c.tokens), 0))
-               .where(messages.c.user_id == bindparam("user_id"),
-                      messages.c.session_id == bindparam("session_id"),
-                      messages.c.summarized.is_(False))
-               .scalar_subquery().label("waiting"))
-    now = bindparam("now", type_=UTCDateTime())
-    return (dialect.insert(sessions)
-            .values(user_id=bindparam("user_id"), session_id=bindparam("session_id"),
-                    summary=None, summarized_through=None, created_at=now, updated_at=now)
-            .on_conflict_do_update(index_elements=["user_id", "session_id"],
-                                   set_={"updated_at": now})
-            .returning(waiting))
-
-
-def _append_pg() -> Any:
-    rows = func.unnest(
-        bindparam("roles", type_=ARRAY(messages.c.role.type)),
-        bindparam("contents", type_=ARRAY(messages.c.content.type)),
-        bindparam("tokens", type_=ARRAY(messages.c.tokens.type)),
-        bindparam("said_at", type_=ARRAY(UTCDateTime())),
-    ).table_valued("role", "content", "tokens", "said_at").render_derived()
-    inserted = messages.insert().from_select(
-        ["user_id", "session_id", "role", "content", "tokens", "summarized", "created_at"],
-        select(bindparam("user_id", type_=messages.c.user_id.type),
-               bindparam("session_id", type_=messages.c.session_id.type),
-               rows.c.role, rows.c.content, rows.c.tokens, false(), rows.c.said_at),
-    ).returning(messages.c.id)
-    session_cte, messages_cte = _opened(postgresql).cte("opened"), inserted.cte("inserted")
-    return (select(session_cte.c.waiting, messages_cte.c.id)
-            .select_from(session_cte.join(messages_cte, true())))
-
-
-_APPEND_PG = _append_pg()
-_OPEN_SQLITE = _opened(sqlite)
-_INSERT_SQLITE = messages.insert().returning(messages.c.id)
 
 
 async def state(

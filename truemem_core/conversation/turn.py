@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from truemem_core._validation import check_id, check_text
-from truemem_core.conversation import sessions
+from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector
 from truemem_core.errors import InvalidInputError
@@ -38,9 +38,7 @@ from truemem_core.records import (
 )
 from truemem_core.search.recall import recall
 from truemem_core.settings import Settings
-from truemem_core.storage import outbox
 from truemem_core.storage.database import Database
-from truemem_core.storage.outbox import Job
 
 log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
@@ -152,13 +150,13 @@ class Conversation:
     async def _recall(
         self, user: str, session: str, text: str, vector: Awaitable[Vector]
     ) -> list[RecalledTurn]:
-        async with self.db.reads() as conn:
+        async with self.db.autocommit() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
                                 self.settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""
-        async with self.db.reads() as conn:
+        async with self.db.autocommit() as conn:
             return (await sessions.state(conn, user, session, self.settings.recent_messages),
                     await reads.critical(conn, user, self.settings.critical_limit))
 
@@ -228,9 +226,9 @@ class Conversation:
         self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
     ) -> Recorded:
         """Store an exchange and the jobs it implies, in one transaction."""
-        ids, queued = await self._record(
+        ids, jobs = await self._record(
             user_id, session_id, [("user", user_message), ("assistant", assistant_message)])
-        return Recorded(ids[0], ids[1], [job.key for job in queued])
+        return Recorded(ids[0], ids[1], jobs)
 
     async def record_messages(
         self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
@@ -238,12 +236,11 @@ class Conversation:
         """Store ``(role, content)`` or ``(role, content, said_at)`` messages in order;
         returns their ids. ``said_at`` (a timezone-aware datetime) dates a message
         recorded after the fact, e.g. imported history; by default, now."""
-        ids, _ = await self._record(user_id, session_id, turns)
-        return ids
+        return (await self._record(user_id, session_id, turns)).ids
 
     async def _record(
         self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
-    ) -> tuple[list[int], list[Job]]:
+    ) -> recording.Written:
         user, session = self._check(user_id, session_id)
         items = self._check_turns(turns)
         texts = [item.content for item in items]
@@ -252,14 +249,16 @@ class Conversation:
         counts = (await asyncio.to_thread(self._count, texts)
                   if sum(map(len, texts)) > _COUNT_INLINE_CHARS else self._count(texts))
         items = [item._replace(tokens=n) for item, n in zip(items, counts, strict=True)]
-        async with self.db.transaction() as conn:
-            ids, unsummarized = await sessions.append(conn, user, session, items)
-            queued = self._jobs_for(session, items, ids, unsummarized)
-            await outbox.add(conn, user, queued)
-        self.on_queued([job.key for job in queued])
-        return ids, queued
+        # one statement on PostgreSQL (on its own: one round trip), three on SQLite
+        async with (self.db.autocommit() if self.db.dialect == "postgresql"
+                    else self.db.transaction()) as conn:
+            written = await recording.write(
+                conn, user, session, items,
+                summary_threshold=self.settings.summary_token_threshold)
+        self.on_queued(written.jobs)
+        return written
 
-    def _check_turns(self, turns: Any) -> list[sessions.NewMessage]:
+    def _check_turns(self, turns: Any) -> list[recording.NewMessage]:
         if isinstance(turns, str | bytes) or not isinstance(turns, Sequence) or not turns:
             raise InvalidInputError("messages must be a non-empty sequence of (role, content)")
         items = []
@@ -275,36 +274,11 @@ class Conversation:
                 raise InvalidInputError(
                     f"said_at must be a timezone-aware datetime, got {said_at!r}")
             text = self._check_message(content, f"{role}_message")
-            items.append(sessions.NewMessage(role, text, 0, said_at))
+            items.append(recording.NewMessage(role, text, 0, said_at))
         return items
 
     def _count(self, texts: list[str]) -> list[int]:
         return [self.tokens.count(text) for text in texts]
-
-    def _jobs_for(
-        self, session: str, items: Sequence[sessions.NewMessage], ids: Sequence[int],
-        unsummarized: int,
-    ) -> list[Job]:
-        """Each user message is extracted (with the reply that follows it; both are
-        embedded); the other messages are embedded; then the user's memories are
-        maintained; a summary past the token threshold."""
-        queued: list[Job] = []
-        covered: set[int | None] = set()
-        for n, item in enumerate(items):
-            if item.role != "user":
-                continue
-            reply = ids[n + 1] if n + 1 < len(ids) and items[n + 1].role == "assistant" else None
-            queued.append(Job(f"extract:{ids[n]}", "extract", {
-                "session_id": session, "user_message_id": ids[n],
-                "assistant_message_id": reply}))
-            covered.update((ids[n], reply))
-        if queued:
-            queued.append(Job(f"maintain:{ids[-1]}", "maintain", {"session_id": session}))
-        if rest := [i for i in ids if i not in covered]:
-            queued.append(Job(f"embed:{rest[0]}", "embed", {"message_ids": rest}))
-        if unsummarized > self.settings.summary_token_threshold:
-            queued.append(Job(f"summarize:{ids[-1]}", "summarize", {"session_id": session}))
-        return queued
 
     # -- sessions ---------------------------------------------------------------
 

@@ -152,7 +152,7 @@ class ItemStore:
         pass the filter), every lifecycle state included: a stored item stays findable."""
         vector = await self.memories.embed_query(text)
         base = memories_of(user, make_filters(include_archived=True))
-        async with self.db.reads() as conn:
+        async with self.db.autocommit() as conn:
             if conditions:
                 found = await items.listed(conn, user, prefix, limit=None, offset=0)
                 wanted: Any = [row.memory_id for row in found if row.memory_id is not None

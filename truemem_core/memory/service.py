@@ -333,7 +333,7 @@ class MemoryStore:
         )
         if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
             vector = await self.embed_query(text)
-        async with self.db.reads() as conn:
+        async with self.db.autocommit() as conn:
             hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
                                     vector, k=k, mode=mode, settings=self.settings)
             return await reads.scored(conn, user, hits)

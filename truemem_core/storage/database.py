@@ -193,10 +193,11 @@ class Database:
             yield conn
 
     @asynccontextmanager
-    async def reads(self) -> AsyncIterator[AsyncConnection]:
-        """A connection whose statements only read, each in its own snapshot: no BEGIN or
-        COMMIT round trips. What PostgreSQL's READ COMMITTED gives each statement of a
-        transaction anyway; for retrieval, whose statements are independent reads."""
+    async def autocommit(self) -> AsyncIterator[AsyncConnection]:
+        """A connection whose statements each run on their own, in their own snapshot and
+        committed as they end: no BEGIN or COMMIT round trips. For independent reads
+        (what PostgreSQL's READ COMMITTED gives each statement of a transaction anyway),
+        and for a write that is one statement (atomic on its own)."""
         await self.open()
         try:
             async with self.engine.connect() as conn:

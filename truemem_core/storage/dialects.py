@@ -26,7 +26,7 @@ class Dialect(Protocol):
         locking overlapping sets never wait on each other in a cycle."""
 
     def read_options(self) -> dict[str, Any]:
-        """Execution options of ``Database.reads``: statements without a transaction."""
+        """Execution options of ``Database.autocommit``: statements without a transaction."""
 
 
 class SQLite:
@@ -54,7 +54,7 @@ class SQLite:
             # transactions queue instead of failing with "database is locked".
             options = conn.get_execution_options()
             if options.get("truemem_reads", False):
-                return  # ``Database.reads``: each statement on its own
+                return  # ``Database.autocommit``: each statement on its own
             conn.exec_driver_sql(
                 "BEGIN" if options.get("truemem_readonly", False) else "BEGIN IMMEDIATE")
 

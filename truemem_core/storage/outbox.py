@@ -1,4 +1,4 @@
-"""The ``jobs`` table: work written in the same transaction as the data it concerns.
+"""The ``jobs`` table: work written with the data it concerns, in the same statement or transaction.
 
 A job is a row (key, kind, user, payload, status) before it is a broker
 message; the broker only carries the key. Whatever happens to the broker,
@@ -25,19 +25,6 @@ class Job:
     key: str
     kind: JobKind
     payload: dict[str, Any] = field(default_factory=dict, compare=False)
-
-
-async def add(conn: AsyncConnection, user_id: str, queued: Sequence[Job]) -> None:
-    """Write pending jobs in the caller's transaction."""
-    if not queued:
-        return
-    now = utcnow()
-    await conn.execute(jobs.insert(), [
-        {"key": job.key, "user_id": user_id, "kind": job.kind, "status": "pending",
-         "attempts": 0, "last_error": None, "created_at": now, "updated_at": now,
-         "payload": job.payload}
-        for job in queued
-    ])
 
 
 async def get(conn: AsyncConnection, key: str) -> Any:
