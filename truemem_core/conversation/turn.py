@@ -23,6 +23,7 @@ from truemem_core._validation import check_id, check_text
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector
+from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.language import detect_explicit
 from truemem_core.memory import reads
@@ -82,7 +83,7 @@ class Conversation:
     ) -> None:
         self.db = db
         self.memories = memories
-        self.tokens = tokens
+        self.tokens = CachedCounter(tokens)  # contexts count the same texts call after call
         self.settings = settings
         self.on_queued = on_queued  # hands the keys of committed jobs to the dispatcher
         self._unwritten: dict[str, Counter[str]] = {}  # retrieval counts not yet written
