@@ -19,7 +19,9 @@ It then measures, through the public API:
 * ``TrueMem.record(user, session, said, reply)`` in embedded mode (no Redis): the call
   only, i.e. committing the two messages and the job rows. The in-process worker runs
   the extraction afterwards, in the background, competing with the later calls; the
-  time it needed to catch up (``drain``) is reported apart.
+  time it needed to catch up (``drain``) is reported apart. Then ``--records-alone``
+  more calls, each after the jobs of the one before have finished: the call with the
+  machine to itself.
 
     .venv/bin/python benchmarks/context_latency.py             # 1,000 x 150, both backends
     .venv/bin/python benchmarks/context_latency.py --users 50 --sessions 20 --queries 100
@@ -234,6 +236,7 @@ class Result:
     gain: float = 0.0  # median over calls of (sum of steps) / total
     recalled_per_call: float = 0.0
     record: dict[str, float] = field(default_factory=dict)
+    record_alone: dict[str, float] = field(default_factory=dict)
     record_jobs: int = 0
     drain_seconds: float | None = None
     server: dict[str, str] = field(default_factory=dict)
@@ -313,6 +316,17 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
             result.drain_seconds = time.perf_counter() - began
         except Exception as exc:  # reported, not fatal: the latencies are measured
             progress(f"{label}: background jobs not done: {exc}")
+        alone: list[float] = []
+        for _ in range(args.records_alone):
+            chat = rng.choice(chats)
+            said, reply = rng.choice(lines.user), rng.choice(lines.assistant)
+            memory.drain(timeout=args.drain_timeout)  # the worker idle: the call alone
+            began = time.perf_counter()
+            memory.record(chat.user_id, chat.current, said, reply)
+            alone.append(time.perf_counter() - began)
+        if alone:
+            result.record_alone = percentiles(alone)
+            progress(f"{label}: {len(alone):,} record calls alone", final=True)
         result.loadavg_after = loadavg()
     finally:
         memory.close()
@@ -332,14 +346,18 @@ def tables(results: Sequence[Result]) -> str:
         f"{r.backend}: {r.wall['n']:,} calls; sum of steps / total = {r.gain:.2f} "
         f"(median per call); {r.recalled_per_call:.1f} recalled turns per call" for r in results)
     record = markdown_table(
-        ("backend", "record p50 ms", "record p95 ms", "calls", "jobs queued", "drain s"),
+        ("backend", "record p50 ms", "record p95 ms", "calls", "jobs queued", "drain s",
+         "alone p50 ms", "alone p95 ms"),
         [(r.backend, f"{r.record['p50_ms']:.2f}", f"{r.record['p95_ms']:.2f}",
           f"{r.record['n']:,}", f"{r.record_jobs:,}",
-          "not done" if r.drain_seconds is None else f"{r.drain_seconds:.1f}")
+          "not done" if r.drain_seconds is None else f"{r.drain_seconds:.1f}",
+          *((f"{r.record_alone['p50_ms']:.2f}", f"{r.record_alone['p95_ms']:.2f}")
+            if r.record_alone else ("-", "-")))
          for r in results])
     return (f"get_context (wall: measured around the call; steps: Context.timings)\n\n"
-            f"{context}\n\n{gains}\n\nrecord (the call only; drain: the background jobs "
-            f"catching up afterwards)\n\n{record}")
+            f"{context}\n\n{gains}\n\nrecord (the call only, while the worker runs the "
+            f"jobs of the calls before; drain: the jobs catching up afterwards; alone: "
+            f"each call after the jobs of the one before have finished)\n\n{record}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -353,6 +371,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="measured get_context calls, after warm-up")
     parser.add_argument("--records", type=int, default=300,
                         help="measured record calls, after warm-up")
+    parser.add_argument("--records-alone", type=int, default=100,
+                        help="then record calls each after the jobs before have finished")
     parser.add_argument("--warmup", type=int, default=30, help="unmeasured calls first")
     parser.add_argument("--backends", default="sqlite,postgres",
                         help="comma-separated: sqlite, postgres")
@@ -376,8 +396,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                  "distinct_lines"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.warmup < 0:
-        parser.error("--warmup must be at least 0")
+    if args.warmup < 0 or args.records_alone < 0:
+        parser.error("--warmup and --records-alone must be at least 0")
     args.backends = backends
     return args
 

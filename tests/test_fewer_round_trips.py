@@ -339,3 +339,27 @@ def test_get_context_builds_its_statements_once(memory: TrueMem) -> None:
         event.remove(engine, "before_execute", seen)
     assert len(first) >= 8  # search, recall, session and critical memories
     assert later <= first
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_postgres_sends_one_lexical_statement_whatever_the_terms(memory: TrueMem) -> None:
+    """The query's terms are bound as arrays: every search sends the same lexical
+    statement, which psycopg prepares once per connection and PostgreSQL plans once
+    (one statement per number of terms would be planned anew until each was prepared)."""
+    memory.add_memory("ana", "Lives in Porto with her sister Zoe")
+    sent: set[str] = set()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "corpus_rows" in statement:
+            sent.add(statement)
+
+    engine = memory._core.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        found = [[hit.memory.text for hit in memory.search("ana", query, mode=mode)]
+                 for query in ("Porto", "sister Zoe", "where did my sister Zoe move, Porto?")
+                 for mode in ("keyword", "trigram", "hybrid")]
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert len(sent) == 1, sent
+    assert all(texts == ["Lives in Porto with her sister Zoe"] for texts in found), found

@@ -19,13 +19,13 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
-from truemem_core.search.channels import memories_of, time_travel
+from truemem_core.search.channels import ids_in, memories_of, time_travel
 from truemem_core.search.fusion import Fused
 from truemem_core.storage.schema import memories, memory_events
 
 # Statements of the request path, built once (see ``search.channels``).
 _BY_IDS = select(*rows.MEMORY_COLUMNS).where(
-    memories.c.user_id == bindparam("user"), memories.c.id.in_(bindparam("ids", expanding=True)))
+    memories.c.user_id == bindparam("user"), ids_in(memories.c.id, "ids"))
 _CRITICAL = (select(*rows.MEMORY_COLUMNS)
              .where(memories.c.user_id == bindparam("user"), memories.c.importance >= 5,
                     memories.c.state != "archived", memories.c.valid_to.is_(None))

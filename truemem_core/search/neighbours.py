@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Integer, Select, and_, bindparam, func, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.search.channels import Corpus, built
+from truemem_core.search.channels import Corpus, built, ids_in
 from truemem_core.search.fusion import Fused, Key, Ranking
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
@@ -62,8 +62,7 @@ def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
     the exact window); for messages, by id within each of the seeds' sessions.
     """
     table = corpus.table
-    seed_ids: BindParameter[Any] = bindparam("seed_ids", expanding=True)
-    seeds = table.c.id.in_(seed_ids)
+    seeds = ids_in(table.c.id, "seed_ids")
     if table is memories:
         at = table.c.created_at
         seeds_at = select(at).where(*corpus.where, seeds)
@@ -91,7 +90,7 @@ def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
     return (select(seed.c.id.label("seed"), seed.c.place.label("seed_place"), near.c.id,
                    near.c.place)
             .select_from(seed.join(near, and_(*around)))
-            .where(seed.c.id.in_(seed_ids)))
+            .where(ids_in(seed.c.id, "seed_ids")))
 
 
 def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnElement[Any]:

@@ -25,13 +25,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from truemem_core.embeddings import Vector
 from truemem_core.records import RecalledTurn
 from truemem_core.search import hybrid
-from truemem_core.search.channels import Channels, past_turns_of
+from truemem_core.search.channels import Channels, ids_in, past_turns_of
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
 _TURNS = select(messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
                 messages.c.created_at, messages.c.tokens).where(
-    messages.c.user_id == bindparam("user"), messages.c.id.in_(bindparam("ids", expanding=True)))
+    messages.c.user_id == bindparam("user"), ids_in(messages.c.id, "ids"))
 
 
 async def recall(

@@ -32,7 +32,10 @@ from sqlalchemy import (
     or_,
     select,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
@@ -86,6 +89,33 @@ def built(corpus: Corpus, build: Callable[..., S], *args: Hashable) -> S:
         if len(_BUILT) > _BUILT_MAX:
             _BUILT.popitem(last=False)
         return statement
+
+
+class _OneOf(FunctionElement[bool]):
+    """``column IN`` the list bound as ``ids``: on PostgreSQL one array parameter
+    (``= ANY``), so the statement is the same for any number of ids and psycopg
+    prepares it once; on SQLite, which has no arrays, one parameter per id."""
+
+    name = "one_of"  # untyped: typed Boolean, SQLite would render it "... = 1"
+    inherit_cache = True
+
+
+@compiles(_OneOf, "postgresql")
+def _one_of_pg(element: _OneOf, compiler: Any, **kw: Any) -> str:
+    column, ids = element.clauses
+    array = bindparam(ids.key, type_=postgresql.ARRAY(column.type))
+    return f"{compiler.process(column, **kw)} = ANY({compiler.process(array, **kw)})"
+
+
+@compiles(_OneOf)
+def _one_of(element: _OneOf, compiler: Any, **kw: Any) -> str:
+    column, ids = element.clauses
+    return str(compiler.process(column.in_(bindparam(ids.key, expanding=True)), **kw))
+
+
+def ids_in(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+    """``column IN`` the list bound as ``name`` (see ``_OneOf``)."""
+    return _OneOf(column, bindparam(name))
 
 
 def memories_of(

@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
-    CTE,
+    BigInteger,
     ColumnElement,
     CompoundSelect,
     Float,
     Integer,
+    Numeric,
     Select,
     Text,
     bindparam,
@@ -35,12 +36,13 @@ from sqlalchemy import (
     literal,
     literal_column,
     null,
-    or_,
     select,
+    true,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, REAL, array
+from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.types import TypeEngine
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus, built
@@ -100,20 +102,19 @@ class PostgresChannels:
         if not keyword and not trigram:
             return {name: [] for name, terms in (("keyword", keyword_terms),
                                                  ("trigram", trigram_terms)) if terms is not None}
-        stmt = built(corpus, _lexical, len(keyword), len(trigram))
-        params = corpus.bind(threshold=threshold, **{f"kw{i}": t for i, t in enumerate(keyword)},
-                             **{f"tr{i}": t for i, t in enumerate(trigram)})
+        params = corpus.bind(keywords=keyword, trigrams=trigram, threshold=threshold)
         documents, average = 0, None
         words: list[tuple[Any, int, int]] = []
         fuzzy: list[tuple[Any, int, float]] = []
-        for row in await conn.execute(stmt, params):
+        for row in await conn.execute(built(corpus, _lexical), params):
             if row.channel == 0:
                 documents, average = int(row.documents), row.average
             elif row.channel == 1:
-                words += [(row.id, i, row.length) for i, hit in enumerate(row.values) if hit]
+                words.append((row.id, row.term, row.length))
             else:
-                fuzzy += [(row.id, i, value) for i, value in enumerate(row.values)
-                          if value >= threshold]
+                fuzzy.append((row.id, row.term, row.value))
+        words.sort()  # the ranking sums floats: in one order, whatever the plan's
+        fuzzy.sort()
         found: dict[str, list[tuple[Any, float]]] = {}
         if keyword_terms is not None:
             found["keyword"] = bm25_rank(words, documents=documents, average_length=average,
@@ -133,13 +134,16 @@ def _nearest(corpus: Corpus) -> Select[Any]:
             .limit(bindparam("k")))
 
 
-def _lexical(corpus: Corpus, keywords: int, trigrams: int) -> CompoundSelect[Any]:
-    """One row of statistics, then one row per (channel, matching row) with the per-term
-    matches (keyword: 0/1) or similarities (trigram) as an array; terms bound as
-    ``kw0``..., ``tr0``..., the trigram threshold as ``threshold``.
+def _lexical(corpus: Corpus) -> CompoundSelect[Any]:
+    """One row of statistics, then one row per (channel, matching row, term): keyword
+    matches with the row's length, trigram similarities of at least ``threshold``. The
+    terms are bound as two arrays (``keywords``, ``trigrams``, either may be empty), so
+    the statement is the same for any query: psycopg prepares it once per connection,
+    and PostgreSQL plans it once instead of on every call with a new number of terms.
 
     The user's rows are read once (a materialised CTE), not once per part: they lie on
-    about as many heap pages as there are rows, since users' writes interleave.
+    about as many heap pages as there are rows, since users' writes interleave. Each
+    keyword is parsed into a tsquery once (its own CTE), not once per row.
     ts_match_vq is what `@@` calls; as a function the planner cannot answer it from a GIN
     index (whose scan walks every user's matches), so the user_id index leads. Every row
     of the user's is scored by word_similarity, not `term <% text`: with that, the planner
@@ -148,37 +152,40 @@ def _lexical(corpus: Corpus, keywords: int, trigrams: int) -> CompoundSelect[Any
         corpus.table.c.id, corpus.text.label("text"),
         literal_column(f"{corpus.table.name}.search_vector").label("search_vector"),
     ).where(*corpus.where).cte("corpus_rows").prefix_with("MATERIALIZED")
-    parts = [_part(0, null(), null(), null(), rows,
-                   func.count(), func.avg(func.length(rows.c.text)))]
-    if keywords:
-        matches = [func.ts_match_vq(rows.c.search_vector,
-                                    _tsquery(bindparam(f"kw{i}", type_=Text)))
-                   for i in range(keywords)]
-        parts.append(_part(1, rows.c.id, func.length(rows.c.text),
-                           array([cast(cast(m, Integer), REAL) for m in matches]), rows)
-                     .where(or_(*matches)))
-    if trigrams:
-        scored = select(rows.c.id, *(
-            func.word_similarity(bindparam(f"tr{i}", type_=Text), rows.c.text).label(f"s{i}")
-            for i in range(trigrams))).subquery()
-        similarities = [scored.c[f"s{i}"] for i in range(trigrams)]
-        parts.append(
-            select(literal(2).label("channel"), scored.c.id, null().label("length"),
-                   array(similarities).label("values"),
-                   null().label("documents"), null().label("average"))
-            .where(func.greatest(*similarities) >= bindparam("threshold", type_=Float)))
-    return union_all(*parts)
+    keywords = _terms("keywords")
+    parsed = select((keywords.c.n - 1).label("term"), _tsquery(keywords.c.term).label("query")
+                    ).cte("keyword_queries").prefix_with("MATERIALIZED")
+    trigrams = _terms("trigrams")
+    similarities = select(
+        rows.c.id, (trigrams.c.n - 1).label("term"),
+        func.word_similarity(trigrams.c.term, rows.c.text).label("value"),
+    ).select_from(rows.join(trigrams, true())).subquery("similarities")
+    return union_all(
+        _part(0, corpus, documents=func.count(), average=func.avg(func.length(rows.c.text)))
+        .select_from(rows),
+        _part(1, corpus, id=rows.c.id, term=parsed.c.term, length=func.length(rows.c.text))
+        .select_from(rows.join(parsed, func.ts_match_vq(rows.c.search_vector, parsed.c.query))),
+        _part(2, corpus, id=similarities.c.id, term=similarities.c.term, value=similarities.c.value)
+        .where(similarities.c.value >= bindparam("threshold", type_=Float)),
+    )
 
 
-def _part(
-    channel: int, id_: ColumnElement[Any], length: ColumnElement[Any],
-    values: ColumnElement[Any], rows: CTE,
-    documents: ColumnElement[Any] | None = None, average: ColumnElement[Any] | None = None,
-) -> Select[Any]:
-    """One branch of ``lexical``'s UNION ALL over the corpus's rows."""
-    return select(
-        literal(channel).label("channel"), id_.label("id"), length.label("length"),
-        cast(values, ARRAY(REAL)).label("values"),
-        (null() if documents is None else documents).label("documents"),
-        (null() if average is None else average).label("average"),
-    ).select_from(rows)
+def _terms(name: str) -> Any:
+    """The array bound as ``name``, as rows (term, n), n counting from 1."""
+    return func.unnest(bindparam(name, type_=ARRAY(Text))).table_valued(
+        "term", with_ordinality="n").render_derived()
+
+
+# lexical's columns but the id, and the type of each one's NULL in the branches without
+# it (PostgreSQL cannot type a UNION of untyped NULLs with, say, a REAL)
+_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "term": BigInteger(), "length": Integer(), "value": REAL(), "documents": BigInteger(),
+    "average": Numeric()}
+
+
+def _part(channel: int, corpus: Corpus, **columns: ColumnElement[Any]) -> Select[Any]:
+    """One branch of ``lexical``'s UNION ALL: its channel and its columns, NULL elsewhere."""
+    types = {"id": corpus.table.c.id.type, **_COLUMNS}
+    return select(literal(channel).label("channel"), *(
+        (columns[name] if name in columns else cast(null(), kind)).label(name)
+        for name, kind in types.items()))
