@@ -226,7 +226,7 @@ class Conversation:
     async def record(
         self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
     ) -> Recorded:
-        """Store an exchange and the jobs it implies, in one transaction."""
+        """Store an exchange and the jobs it implies, at once (``recording``)."""
         ids, jobs = await self._record(
             user_id, session_id, [("user", user_message), ("assistant", assistant_message)])
         return Recorded(ids[0], ids[1], jobs)

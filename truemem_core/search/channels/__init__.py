@@ -92,7 +92,7 @@ def built(corpus: Corpus, build: Callable[..., S], *args: Hashable) -> S:
 
 
 class _OneOf(FunctionElement[bool]):
-    """``column IN`` the list bound as ``ids``: on PostgreSQL one array parameter
+    """``column IN`` a bound list: on PostgreSQL one array parameter
     (``= ANY``), so the statement is the same for any number of ids and psycopg
     prepares it once; on SQLite, which has no arrays, one parameter per id."""
 
