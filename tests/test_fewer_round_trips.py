@@ -5,6 +5,8 @@
   messages, it returns exactly what the two channels return one by one.
 * ``record`` writes the session, its messages and its jobs in one statement on
   PostgreSQL, outside a transaction (one round trip).
+* A search reads its hits' rows in the neighbours' statement: the same hits, scores
+  and rows as without, and not one statement more.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
 """
@@ -26,7 +28,7 @@ from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_core.memory import service
-from truemem_core.search import neighbours
+from truemem_core.search import hybrid, neighbours
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.filters import make_filters
 from truemem_core.search.fusion import Fused
@@ -202,6 +204,81 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
     assert 5 < summarized < 35  # the threshold was passed, and not by every batch
 
 
+async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
+    """Searches with their rows read and without (then read by id), how many more
+    statements the first sent, and whether the neighbours were looked for; random
+    queries, corpora, modes and neighbour settings."""
+    rng = random.Random(5)
+    db = Database(resolve_url(url), embedder=None)
+    channels = channels_for_dialect(db.dialect)
+    embedder = default_embedder()
+    corpora = [(memories_of("ana"), [c for c in memories.c if c.name != "embedding"]),
+               (memories_of("bob", make_filters(kind="episodic", min_importance=2)),
+                [memories.c.id, memories.c.text, memories.c.created_at]),
+               (past_turns_of("ana", "now", 6), [messages.c.id, messages.c.content]),
+               (past_turns_of("bob", "past", 4), [messages.c.id, messages.c.session_id])]
+    sent: list[None] = []
+
+    def seen(*_args: Any) -> None:
+        sent.append(None)
+
+    def counted(search: Any) -> Any:
+        async def run() -> tuple[Any, int]:
+            before = len(sent)
+            found = await search
+            return found, len(sent) - before
+        return run()
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    found = []
+    try:
+        async with db.autocommit() as conn:
+            for query in queries(rng) * 2:
+                vector = embedder.embed([query])[0]
+                corpus, columns = rng.choice(corpora)
+                settings = Settings(neighbour_seeds=rng.choice([0, 1, 3, 8]),
+                                    neighbour_span=rng.choice([0, 1, 2]),
+                                    weight_neighbours=rng.choice([0.0, 1.0]),
+                                    # past messages have no trigram channel (``recall``)
+                                    weight_trigram=0.0 if corpus.table is messages else 1.0)
+                for mode in ("hybrid", "vector", "keyword"):
+                    k = rng.choice([1, 3, 10, 100])
+                    args = (conn, channels, corpus, query, vector)
+                    read, with_rows = await counted(hybrid.run(
+                        *args, k=k, mode=mode, settings=settings, columns=columns))
+                    hits, without = await counted(hybrid.run(
+                        *args, k=k, mode=mode, settings=settings))
+                    table = corpus.table
+                    by_id = {row.id: row for row in await conn.execute(
+                        select(*columns).where(table.c.user_id == corpus.user_id,
+                                               table.c.id.in_([hit.id for hit in hits])))}
+                    around = bool(mode == "hybrid" and hits and settings.neighbour_seeds
+                                  and settings.neighbour_span and settings.weight_neighbours)
+                    found.append(([(hit, hit.row) for hit in read],
+                                  [(hit, by_id[hit.id]) for hit in hits],
+                                  with_rows - without, around))
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+        await db.close()
+    return found
+
+
+def test_a_search_reads_its_hits_rows_in_the_neighbours_statement(random_store: str) -> None:
+    found = asyncio.run(with_and_without_rows(random_store))
+    for read, expected, more, around in found:
+        assert [(hit.id, hit.score, hit.ranks, hit.scores) for hit, _ in read] == [
+            (hit.id, hit.score, hit.ranks, hit.scores) for hit, _ in expected]
+        # the columns asked for, then the neighbours'
+        assert [tuple(row)[:len(same)] for (_, row), (_, same) in zip(read, expected, strict=True)
+                ] == [tuple(same) for _, same in expected]
+        # the rows come with the neighbours, or alone (no neighbours looked for); a search
+        # that finds nothing reads none
+        assert more == (0 if around or not expected else 1)
+    assert sum(len(read) for read, *_ in found) > 300
+    assert sum(any("neighbours" in hit.ranks for hit, _ in read) for read, *_ in found) > 5
+    assert sum(around for *_, around in found) > 10
+
+
 def test_the_query_cache_never_returns_another_texts_vector(
     monkeypatch: pytest.MonkeyPatch, store_url: str,
 ) -> None:
@@ -243,7 +320,8 @@ async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
                                                 corpus.params)).scalars().all()
                     for size in (1, 3, 8):
                         seeds = [Fused(key, rng.random()) for key in rng.sample(every, size)]
-                        pairs.append((await neighbours.neighbours(conn, corpus, seeds, settings),
+                        found = await neighbours.neighbours(conn, corpus, seeds, settings)
+                        pairs.append((found.ranking,
                                       await whole_timeline(conn, corpus, seeds, settings)))
     finally:
         await db.close()

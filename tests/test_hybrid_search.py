@@ -296,7 +296,8 @@ def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -
             db = Database(resolve_url(store_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
-                    return await neighbours(conn, memories_of("ana", filters), seeds, settings)
+                    found = await neighbours(conn, memories_of("ana", filters), seeds, settings)
+                    return found.ranking
             finally:
                 await db.close()
 

@@ -163,8 +163,9 @@ class ItemStore:
                             base.params)
             hits = await hybrid.run(conn, self.env.channels, corpus, text, vector,
                                     k=check_k(skip + size), mode="hybrid",
-                                    settings=self.memories.settings)
-            scored = await reads.scored(conn, user, hits)
+                                    settings=self.memories.settings,
+                                    columns=rows.MEMORY_COLUMNS)
+            scored = reads.scored(hits)
             rank = {hit.memory.id: n for n, hit in enumerate(scored)}  # TrueMem's order
             found = await items.of_memories(conn, user, prefix, list(rank))
         ranked = sorted((row for row in found if not conditions

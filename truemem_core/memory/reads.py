@@ -71,15 +71,11 @@ async def history(conn: AsyncConnection, user: str, memory_id: Any) -> list[Memo
     return events
 
 
-async def scored(conn: AsyncConnection, user: str, hits: Sequence[Fused]) -> list[ScoredMemory]:
-    """Search hits as records, best first; ephemeral and archived ones are down-ranked."""
-    if not hits:
-        return []
-    found = {memory.id: memory for memory in await by_ids(conn, user, [str(h.id) for h in hits])}
-    result = [
-        ScoredMemory(found[h.id], h.score * search_penalty(found[h.id].state), h.scores, h.ranks)
-        for h in hits if h.id in found
-    ]
+def scored(hits: Sequence[Fused]) -> list[ScoredMemory]:
+    """Search hits read with their rows (``rows.MEMORY_COLUMNS``) as records, best
+    first; ephemeral and archived ones are down-ranked."""
+    result = [ScoredMemory(rows.to_memory(hit.row), hit.score * search_penalty(hit.row.state),
+                           hit.scores, hit.ranks) for hit in hits]
     return sorted(result, key=lambda hit: -hit.score)
 
 

@@ -29,7 +29,7 @@ from truemem_core._validation import (
 from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
 from truemem_core.language.classify import classify_kind
-from truemem_core.memory import bulk, edit, maintenance, reads, write
+from truemem_core.memory import bulk, edit, maintenance, reads, rows, write
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
@@ -335,5 +335,6 @@ class MemoryStore:
             vector = await self.embed_query(text)
         async with self.db.autocommit() as conn:
             hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
-                                    vector, k=k, mode=mode, settings=self.settings)
-            return await reads.scored(conn, user, hits)
+                                    vector, k=k, mode=mode, settings=self.settings,
+                                    columns=rows.MEMORY_COLUMNS)
+        return reads.scored(hits)

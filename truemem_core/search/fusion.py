@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from truemem_core.errors import InvalidInputError
 
@@ -37,6 +38,8 @@ class Fused:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
+    row: Any = None
+    """The hit's row, when the search was asked to read it (``search.hybrid``)."""
 
 
 def _fuse_ranks(

@@ -21,13 +21,19 @@ mode asks for, then fuse.
    head of a shorter one.
 
 A single-channel mode returns that channel's top ``k`` with its own scores.
+
+Given ``columns``, each hit comes with its row (``Fused.row``), read in the
+neighbours' statement: after the embedding, a search is two round trips.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -61,7 +67,9 @@ async def run(
     k: int,
     mode: Mode,
     settings: Settings,
+    columns: Sequence[ColumnElement[Any]] = (),
 ) -> list[Fused]:
+    """The corpus's top ``k`` for ``query``; with their rows (``columns``) if asked."""
     hybrid = mode == "hybrid"
     depth = settings.rrf_depth if hybrid else k
     wanted = channels_for(mode, settings)
@@ -83,7 +91,10 @@ async def run(
             vector = await vector
         rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
     if not hybrid:
-        return single(mode, rankings[mode], limit=k)
+        found = single(mode, rankings[mode], limit=k)
+        rows = (await neighbours(conn, corpus, [], settings, rows_of=[hit.id for hit in found],
+                                 columns=columns)).rows
+        return _with_rows(found, rows, columns)
     rankings = {name: rankings[name] for name in ("vector", *LEXICAL, "graph")
                 if name in rankings}
     fill = rankings["vector"]
@@ -91,15 +102,28 @@ async def run(
     weights = settings.channel_weights
     everything = sum(len(hits) for hits in rankings.values())
     fused = fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything)
-    if weights["neighbours"] > 0 and settings.neighbour_seeds and settings.neighbour_span:
-        nearby = await neighbours(conn, corpus, fused[: settings.neighbour_seeds], settings)
-        if nearby:
-            direct = {hit.id: hit.score for hit in fused}
-            rankings["neighbours"] = nearby
-            fused = bound_neighbours(
-                fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything + len(nearby)),
-                direct=direct, seeds=dict(nearby))
-    return _fill(fused[:k], fill, k=k, rrf_k=settings.rrf_k, weight=weights["vector"])
+    seeds = fused[: settings.neighbour_seeds] if weights["neighbours"] > 0 else []
+    # what can end in the top k besides the neighbours: the top k so far, and the
+    # vector channel's top k that fill it up (see ``_fill``)
+    rows_of = {hit.id: None for hit in fused[:k]} | {key: None for key, _ in fill[:k]}
+    nearby, rows = await neighbours(conn, corpus, seeds, settings,
+                                    rows_of=list(rows_of) if columns else [], columns=columns)
+    if nearby:
+        direct = {hit.id: hit.score for hit in fused}
+        rankings["neighbours"] = nearby
+        fused = bound_neighbours(
+            fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything + len(nearby)),
+            direct=direct, seeds=dict(nearby))
+    found = _fill(fused[:k], fill, k=k, rrf_k=settings.rrf_k, weight=weights["vector"])
+    return _with_rows(found, rows, columns)
+
+
+def _with_rows(found: list[Fused], rows: dict[Any, Any], columns: Sequence[Any]) -> list[Fused]:
+    """The hits with their rows, when asked; a hit whose row is gone (deleted meanwhile)
+    is left out."""
+    if not columns:
+        return found
+    return [dataclasses.replace(hit, row=rows[hit.id]) for hit in found if hit.id in rows]
 
 
 def _fill(fused: list[Fused], ranked: Ranking, *, k: int, rrf_k: int, weight: float) -> list[Fused]:

@@ -13,6 +13,10 @@ in time instead of text:
   the corpus just before and just after it.
 
 Each neighbour scores its best seed's fused score.
+
+The same statement reads the rows a search will return (``rows_of``, with the
+neighbours' own): once the query is embedded, a search then costs two round trips,
+the vector channel and this.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.search.channels import Corpus, built, ids_in
@@ -31,12 +35,23 @@ from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
 
 
-async def neighbours(
-    conn: AsyncConnection, corpus: Corpus, seeds: Sequence[Fused], settings: Settings
-) -> Ranking:
+class Around(NamedTuple):
+    ranking: Ranking
     """The seeds' neighbours, scored by their best seed's fused score, best first."""
-    if not seeds or settings.neighbour_span < 1:
-        return []
+    rows: dict[Key, Any]
+    """id -> row (``columns``) of each ``rows_of`` id and each neighbour."""
+
+
+async def neighbours(
+    conn: AsyncConnection, corpus: Corpus, seeds: Sequence[Fused], settings: Settings, *,
+    rows_of: Sequence[Key] = (), columns: Sequence[ColumnElement[Any]] = (),
+) -> Around:
+    """The seeds' neighbours and, in the same statement, the rows of ``rows_of`` and of
+    the neighbours (their ``columns``; none unless asked)."""
+    if settings.neighbour_span < 1:
+        seeds = []
+    if not seeds and not (columns and rows_of):
+        return Around([], {})
     score = {seed.id: seed.score for seed in seeds}
     params = corpus.bind(seed_ids=list(score), span=settings.neighbour_span)
     window = None
@@ -45,11 +60,29 @@ async def neighbours(
         margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
         params |= {"margin_before": -margin, "margin_after": margin}
     dialect = conn.dialect.name
+    if columns:
+        statement = built(corpus, _pairs_and_rows, dialect, tuple(columns))
+        params["rows_of"] = list(rows_of)
+    else:
+        statement = built(corpus, _pairs, dialect)
     best: dict[Key, float] = {}
-    for row in await conn.execute(built(corpus, _pairs, dialect), params):
+    rows: dict[Key, Any] = {}
+    for row in await conn.execute(statement, params):
+        if columns:
+            rows[row.id] = row
+            if row.neighbour_of is None:
+                continue
+            row = _Pair(row.neighbour_of, row.neighbour_of_place, row.id, row.neighbour_place)
         if window is None or abs(row.place - row.seed_place) <= window:
             best[row.id] = max(best.get(row.id, 0.0), score[row.seed])
-    return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
+    return Around(sorted(best.items(), key=lambda item: (-item[1], str(item[0]))), rows)
+
+
+class _Pair(NamedTuple):
+    seed: Key
+    seed_place: Any
+    id: Key
+    place: Any
 
 
 def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
@@ -91,6 +124,25 @@ def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
                    near.c.place)
             .select_from(seed.join(near, and_(*around)))
             .where(ids_in(seed.c.id, "seed_ids")))
+
+
+def _pairs_and_rows(
+    corpus: Corpus, dialect: str, columns: tuple[ColumnElement[Any], ...]
+) -> Select[Any]:
+    """``columns`` of the rows ``rows_of`` and of the seeds' neighbours, each neighbour
+    once per seed it is near (``neighbour_of``, ``neighbour_of_place``,
+    ``neighbour_place``; NULL on a row that is no neighbour)."""
+    table = corpus.table
+    pairs = _pairs(corpus, dialect).cte("pairs")
+    mine = table.c.user_id == bindparam("corpus_user")
+    wanted = union(select(pairs.c.id),
+                   select(table.c.id).where(mine, ids_in(table.c.id, "rows_of"))).cte("wanted")
+    return (select(*columns, pairs.c.seed.label("neighbour_of"),
+                   pairs.c.seed_place.label("neighbour_of_place"),
+                   pairs.c.place.label("neighbour_place"))
+            .select_from(table.join(wanted, wanted.c.id == table.c.id)
+                         .outerjoin(pairs, pairs.c.id == table.c.id))
+            .where(mine))
 
 
 def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnElement[Any]:

@@ -19,19 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.records import RecalledTurn
 from truemem_core.search import hybrid
-from truemem_core.search.channels import Channels, ids_in, past_turns_of
+from truemem_core.search.channels import Channels, past_turns_of
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
-_TURNS = select(messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
-                messages.c.created_at, messages.c.tokens).where(
-    messages.c.user_id == bindparam("user"), ids_in(messages.c.id, "ids"))
+_TURN_COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
+                 messages.c.created_at, messages.c.tokens)
 
 
 async def recall(
@@ -48,14 +47,10 @@ async def recall(
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     hits = await hybrid.run(conn, channels, corpus, query, vector, k=settings.recall_k,
-                            mode="hybrid", settings=lexical)
-    if not hits:
-        return []
-    rows = {row.id: row for row in await conn.execute(
-        _TURNS, {"user": user_id, "ids": [hit.id for hit in hits]})}
-    return [RecalledTurn(row.id, row.session_id, row.role, row.content, row.created_at,
-                         hit.score, row.tokens, hit.scores, hit.ranks)
-            for hit in hits if (row := rows.get(hit.id)) is not None]
+                            mode="hybrid", settings=lexical, columns=_TURN_COLUMNS)
+    return [RecalledTurn(hit.row.id, hit.row.session_id, hit.row.role, hit.row.content,
+                         hit.row.created_at, hit.score, hit.row.tokens, hit.scores, hit.ranks)
+            for hit in hits]
 
 
 async def store_embeddings(
