@@ -15,7 +15,10 @@ It then measures, through the public API:
   each step of ``Context.timings``: embed, search, recall, load_session, explicit, pack, total.
   Search and recall wait for the embedding; load_session and explicit run beside them.
   "sum of steps" is what the call would take with its steps one after the other; the
-  concurrency gain is that sum over total (median of the per-call ratios).
+  concurrency gain is that sum over total (median of the per-call ratios). And the CPU
+  the calls cost (Linux): this process's per call, the part of it spent on TrueMem's
+  event-loop thread (every statement's Python, the fusion, asyncio), and how busy the
+  machine's cores were meanwhile (the database server's work included).
 * ``TrueMem.record(user, session, said, reply)`` in embedded mode (no Redis): the call
   only, i.e. committing the two messages and the job rows. The in-process worker runs
   the extraction afterwards, in the background, competing with the later calls; the
@@ -35,10 +38,13 @@ database given with ``--database-url`` must be empty (TrueMem migrates it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -239,9 +245,56 @@ class Result:
     record_alone: dict[str, float] = field(default_factory=dict)
     record_jobs: int = 0
     drain_seconds: float | None = None
+    cpu: dict[str, float] = field(default_factory=dict)  # get_context: ms per call, busy %
     server: dict[str, str] = field(default_factory=dict)
     loadavg_before: list[float] = field(default_factory=list)
     loadavg_after: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """CPU used so far: this process, TrueMem's event-loop thread, the machine (Linux
+    /proc; ``None`` where it cannot be read)."""
+
+    process: float
+    loop: float | None
+    busy: float | None  # the machine's cores: seconds busy
+    idle: float | None
+
+    @classmethod
+    def now(cls) -> CpuUse:
+        busy = idle = None
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+            hz = os.sysconf("SC_CLK_TCK")
+            idle = (ticks[3] + ticks[4]) / hz  # idle, iowait
+            busy = sum(ticks[:8]) / hz - idle  # user .. steal
+        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), busy, idle)
+
+    def since(self, calls: int) -> dict[str, float]:
+        """ms per call since ``self`` (process, event loop), and % of the cores busy."""
+        end = CpuUse.now()
+        use = {"process_ms": (end.process - self.process) * 1000 / calls}
+        if self.loop is not None and end.loop is not None:
+            use["loop_ms"] = (end.loop - self.loop) * 1000 / calls
+        if None not in (self.busy, self.idle, end.busy, end.idle):
+            busy = end.busy - self.busy  # type: ignore[operator]
+            use["busy_pct"] = 100 * busy / (busy + end.idle - self.idle)  # type: ignore[operator]
+        return use
+
+
+LOOP_THREAD = "truemem-loop"  # the thread TrueMem's calls run on (truemem_core._bridge)
+
+
+def _thread_cpu(name: str) -> float | None:
+    """Seconds of CPU the thread ``name`` of this process has used (Linux), or None."""
+    for thread in threading.enumerate():
+        if thread.name == name and thread.native_id is not None:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
+                fields = stat.rpartition(")")[2].split()  # after the name: state, ppid, ...
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None
 
 
 def step_percentiles(values: Sequence[float]) -> dict[str, float]:
@@ -273,7 +326,10 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
         recalled = 0
         total = args.warmup + args.queries
         began_all = time.perf_counter()
+        cpu: CpuUse | None = None
         for n in range(total):
+            if n == args.warmup:
+                cpu = CpuUse.now()
             chat = rng.choice(chats)
             # every message distinct: the query-embedding cache never answers one here
             query = f"{rng.choice(QUERIES)} (question {n})"
@@ -287,6 +343,8 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
             if (n + 1) % 50 == 0 or n + 1 == total:
                 progress(f"{label}: {n + 1:,}/{total:,} get_context calls "
                          f"({time.perf_counter() - began_all:.0f}s)", final=n + 1 == total)
+        assert cpu is not None
+        result.cpu = cpu.since(len(wall))
         result.wall = percentiles(wall)
         sums = [sum(t.get(s, 0.0) for s in STEPS) for t in timings]
         result.steps = {s: step_percentiles([t.get(s, 0.0) for t in timings]) for s in STEPS}
@@ -344,7 +402,8 @@ def tables(results: Sequence[Result]) -> str:
     context = markdown_table(("backend", "get_context", "p50 ms", "p95 ms"), rows, left=2)
     gains = "\n".join(
         f"{r.backend}: {r.wall['n']:,} calls; sum of steps / total = {r.gain:.2f} "
-        f"(median per call); {r.recalled_per_call:.1f} recalled turns per call" for r in results)
+        f"(median per call); {r.recalled_per_call:.1f} recalled turns per call; "
+        f"CPU per call {_cpu(r.cpu)}" for r in results)
     record = markdown_table(
         ("backend", "record p50 ms", "record p95 ms", "calls", "jobs queued", "drain s",
          "alone p50 ms", "alone p95 ms"),
@@ -358,6 +417,15 @@ def tables(results: Sequence[Result]) -> str:
             f"{context}\n\n{gains}\n\nrecord (the call only, while the worker runs the "
             f"jobs of the calls before; drain: the jobs catching up afterwards; alone: "
             f"each call after the jobs of the one before have finished)\n\n{record}")
+
+
+def _cpu(use: dict[str, float]) -> str:
+    text = f"{use['process_ms']:.1f} ms in this process"
+    if "loop_ms" in use:
+        text += f" ({use['loop_ms']:.1f} ms on TrueMem's event loop)"
+    if "busy_pct" in use:
+        text += f", cores {use['busy_pct']:.0f} % busy"
+    return text
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
