@@ -332,7 +332,7 @@ def normalize(vectors: Any) -> Vector:
     """Rows scaled to unit length, as float32 (a zero row stays zero)."""
     array = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
-    return array / np.where(norms == 0, 1, norms)
+    return (array / np.where(norms == 0, 1, norms)).astype(np.float32, copy=False)
 
 
 def require_empty(engine: Engine, table: Any, label: str) -> None:

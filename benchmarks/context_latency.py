@@ -206,10 +206,10 @@ def load_chats(
     began = time.perf_counter()
     with engine.begin() as conn:
         conn.execute(sessions.insert(), heads)
-    for start in range(0, len(rows), args.chunk):
+    for first in range(0, len(rows), args.chunk):
         with engine.begin() as conn:
-            conn.execute(messages.insert(), rows[start:start + args.chunk])
-        done = min(start + args.chunk, len(rows))
+            conn.execute(messages.insert(), rows[first:first + args.chunk])
+        done = min(first + args.chunk, len(rows))
         progress(f"{label}: loaded {done:,}/{len(rows):,} messages", final=done == len(rows))
     with engine.begin() as conn:  # where the (pre-folded) summaries stop
         last_folded = (
@@ -253,23 +253,22 @@ class Result:
 
 @dataclass(frozen=True)
 class CpuUse:
-    """CPU used so far: this process, TrueMem's event-loop thread, the machine (Linux
-    /proc; ``None`` where it cannot be read)."""
+    """CPU used so far: this process, TrueMem's event-loop thread, and the machine's cores
+    (busy, idle) in seconds (Linux /proc; ``None`` where it cannot be read)."""
 
     process: float
     loop: float | None
-    busy: float | None  # the machine's cores: seconds busy
-    idle: float | None
+    cores: tuple[float, float] | None
 
     @classmethod
     def now(cls) -> CpuUse:
-        busy = idle = None
+        cores = None
         with contextlib.suppress(OSError, ValueError, IndexError):
             ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
             hz = os.sysconf("SC_CLK_TCK")
-            idle = (ticks[3] + ticks[4]) / hz  # idle, iowait
-            busy = sum(ticks[:8]) / hz - idle  # user .. steal
-        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), busy, idle)
+            idle = ticks[3] + ticks[4]  # idle, iowait
+            cores = ((sum(ticks[:8]) - idle) / hz, idle / hz)  # user .. steal: busy
+        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), cores)
 
     def since(self, calls: int) -> dict[str, float]:
         """ms per call since ``self`` (process, event loop), and % of the cores busy."""
@@ -277,9 +276,10 @@ class CpuUse:
         use = {"process_ms": (end.process - self.process) * 1000 / calls}
         if self.loop is not None and end.loop is not None:
             use["loop_ms"] = (end.loop - self.loop) * 1000 / calls
-        if None not in (self.busy, self.idle, end.busy, end.idle):
-            busy = end.busy - self.busy  # type: ignore[operator]
-            use["busy_pct"] = 100 * busy / (busy + end.idle - self.idle)  # type: ignore[operator]
+        if self.cores is not None and end.cores is not None:
+            busy, idle = (after - before for after, before in zip(end.cores, self.cores,
+                                                                   strict=True))
+            use["busy_pct"] = 100 * busy / (busy + idle)
         return use
 
 

@@ -60,8 +60,8 @@ async def neighbours(
         margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
         params |= {"margin_before": -margin, "margin_after": margin}
     dialect = conn.dialect.name
-    if columns:
-        statement = built(corpus, _pairs_and_rows, dialect, tuple(columns))
+    if columns:  # without seeds, a plain read of the rows
+        statement = built(corpus, _pairs_and_rows if seeds else _rows, dialect, tuple(columns))
         params["rows_of"] = list(rows_of)
     else:
         statement = built(corpus, _pairs, dialect)
@@ -70,7 +70,7 @@ async def neighbours(
     for row in await conn.execute(statement, params):
         if columns:
             rows[row.id] = row
-            if row.neighbour_of is None:
+            if not seeds or row.neighbour_of is None:
                 continue
             row = _Pair(row.neighbour_of, row.neighbour_of_place, row.id, row.neighbour_place)
         if window is None or abs(row.place - row.seed_place) <= window:
@@ -126,6 +126,13 @@ def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
             .where(ids_in(seed.c.id, "seed_ids")))
 
 
+def _rows(corpus: Corpus, dialect: str, columns: tuple[ColumnElement[Any], ...]) -> Select[Any]:
+    """``columns`` of the rows ``rows_of`` (the user's)."""
+    table = corpus.table
+    return select(*columns).where(table.c.user_id == bindparam("corpus_user"),
+                                  ids_in(table.c.id, "rows_of"))
+
+
 def _pairs_and_rows(
     corpus: Corpus, dialect: str, columns: tuple[ColumnElement[Any], ...]
 ) -> Select[Any]:
@@ -134,9 +141,8 @@ def _pairs_and_rows(
     ``neighbour_place``; NULL on a row that is no neighbour)."""
     table = corpus.table
     pairs = _pairs(corpus, dialect).cte("pairs")
+    wanted = union(select(pairs.c.id), _rows(corpus, dialect, (table.c.id,))).cte("wanted")
     mine = table.c.user_id == bindparam("corpus_user")
-    wanted = union(select(pairs.c.id),
-                   select(table.c.id).where(mine, ids_in(table.c.id, "rows_of"))).cte("wanted")
     return (select(*columns, pairs.c.seed.label("neighbour_of"),
                    pairs.c.seed_place.label("neighbour_of_place"),
                    pairs.c.place.label("neighbour_place"))
