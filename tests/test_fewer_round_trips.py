@@ -6,7 +6,7 @@
 * ``record`` writes the session, its messages and its jobs in one statement on
   PostgreSQL, outside a transaction (one round trip).
 * A search reads its hits' rows in the neighbours' statement: the same hits, scores
-  and rows as without, and not one statement more.
+  and rows as a read by id, and no statement more when it looks for neighbours.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
 """

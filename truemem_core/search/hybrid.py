@@ -106,8 +106,8 @@ async def run(
     # what can end in the top k besides the neighbours: the top k so far, and the
     # vector channel's top k that fill it up (see ``_fill``)
     rows_of = {hit.id: None for hit in fused[:k]} | {key: None for key, _ in fill[:k]}
-    nearby, rows = await neighbours(conn, corpus, seeds, settings,
-                                    rows_of=list(rows_of) if columns else [], columns=columns)
+    nearby, rows = await neighbours(conn, corpus, seeds, settings, rows_of=list(rows_of),
+                                    columns=columns)
     if nearby:
         direct = {hit.id: hit.score for hit in fused}
         rankings["neighbours"] = nearby

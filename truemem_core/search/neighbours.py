@@ -61,7 +61,8 @@ async def neighbours(
         params |= {"margin_before": -margin, "margin_after": margin}
     dialect = conn.dialect.name
     if columns:  # without seeds, a plain read of the rows
-        statement = built(corpus, _pairs_and_rows if seeds else _rows, dialect, tuple(columns))
+        statement = (built(corpus, _pairs_and_rows, dialect, tuple(columns)) if seeds
+                     else built(corpus, _rows, tuple(columns)))
         params["rows_of"] = list(rows_of)
     else:
         statement = built(corpus, _pairs, dialect)
@@ -126,7 +127,7 @@ def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
             .where(ids_in(seed.c.id, "seed_ids")))
 
 
-def _rows(corpus: Corpus, dialect: str, columns: tuple[ColumnElement[Any], ...]) -> Select[Any]:
+def _rows(corpus: Corpus, columns: tuple[ColumnElement[Any], ...]) -> Select[Any]:
     """``columns`` of the rows ``rows_of`` (the user's)."""
     table = corpus.table
     return select(*columns).where(table.c.user_id == bindparam("corpus_user"),
@@ -141,7 +142,7 @@ def _pairs_and_rows(
     ``neighbour_place``; NULL on a row that is no neighbour)."""
     table = corpus.table
     pairs = _pairs(corpus, dialect).cte("pairs")
-    wanted = union(select(pairs.c.id), _rows(corpus, dialect, (table.c.id,))).cte("wanted")
+    wanted = union(select(pairs.c.id), _rows(corpus, (table.c.id,))).cte("wanted")
     mine = table.c.user_id == bindparam("corpus_user")
     return (select(*columns, pairs.c.seed.label("neighbour_of"),
                    pairs.c.seed_place.label("neighbour_of_place"),
