@@ -7,6 +7,7 @@
   PostgreSQL, outside a transaction (one round trip).
 * A search reads its hits' rows in the neighbours' statement: the same hits, scores
   and rows as a read by id, and no statement more when it looks for neighbours.
+* A read of one statement (get_memory, list_memories, history) runs on its own.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
 """
@@ -146,6 +147,27 @@ def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend
     assert ids == sorted(ids)
     assert (recorded.user_message_id, recorded.assistant_message_id) == tuple(ids[2:])
     assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}"]
+
+
+def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem, backend: str) -> None:
+    """get_memory, list_memories and history are one statement each: no BEGIN and COMMIT
+    round trips around it (a statement sees one snapshot on both databases)."""
+    stored = memory.add_memory("ana", "Lives in Porto")
+    sent: list[tuple[str, bool]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        alone = bool(getattr(conn.connection.dbapi_connection, "autocommit", False))
+        sent.append((statement.split()[0].upper(), alone))
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        assert memory.get_memory("ana", stored.id).text == "Lives in Porto"
+        assert [m.id for m in memory.list_memories("ana")] == [stored.id]
+        assert [e.action for e in memory.history("ana", stored.id)] == ["added"]
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    # psycopg sends no BEGIN on a connection in autocommit; SQLite's BEGIN is a statement
+    assert sent == [("SELECT", backend == "postgres")] * 3, sent
 
 
 def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> None:

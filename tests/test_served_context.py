@@ -128,6 +128,40 @@ def test_the_budget_is_never_exceeded(store_url: str, budget: int) -> None:
                 assert not context.memories and not context.recalled
 
 
+class _Counted:
+    """tiktoken, noting the length of each text it counts."""
+
+    def __init__(self) -> None:
+        self.tiktoken = TiktokenCounter()
+        self.lengths: list[int] = []
+
+    def count(self, text: str) -> int:
+        self.lengths.append(len(text))
+        return self.tiktoken.count(text)
+
+
+def test_a_long_message_is_counted_when_recorded_not_again_in_each_context(
+    store_url: str,
+) -> None:
+    """A pasted document is served whole in the recent window and as its head when
+    recalled; its tokens were counted when it was recorded, and a context counts only
+    heads of it (a context with twenty such messages counted two million characters)."""
+    counter = _Counted()
+    document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
+    with TrueMem(store_url, token_counter=counter) as memory:
+        memory.record("ana", "old", f"Kyoto contract: {document}", "Filed.")
+        memory.record("ana", "now", document, "Read it.")
+        memory.drain()
+        counter.lengths.clear()
+        context = memory.get_context("ana", "now", "the Kyoto contract clause77")
+    assert [m.content for m in context.recent_messages] == [document, "Read it."]
+    recalled = [t for t in context.recalled if t.content.startswith("Kyoto contract")]
+    assert recalled and recalled[0].content.endswith(" …")
+    assert counter.lengths and max(counter.lengths) < 10_000, max(counter.lengths)
+    assert context.tokens == sum(counter.tiktoken.count(m["content"])
+                                 for m in context.to_messages())
+
+
 def test_critical_memories_come_on_top_of_the_budget(store_url: str) -> None:
     with TrueMem(store_url, settings=Settings(context_token_budget=0)) as memory:
         allergy = memory.add_memory("ana", "Allergic to peanuts and tree nuts", importance=5)

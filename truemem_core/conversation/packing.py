@@ -77,7 +77,9 @@ def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> Recal
     if turn.tokens <= most and count(turn.content) <= most:
         return turn
     text = turn.content
-    size = len(text) * most // max(turn.tokens, count(text), 1)
+    # From the stored count (taken when the turn was recorded), not a count of the whole
+    # text: a pasted document is 100,000 characters, and only its head is served.
+    size = len(text) * most // max(turn.tokens, 1)
     while size > 1 and count(text[:size] + " …") > most:
         size = size * 9 // 10
     cut = text[:size].rstrip()

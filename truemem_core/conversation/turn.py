@@ -130,7 +130,12 @@ class Conversation:
                       turn_tokens=self.settings.recall_turn_tokens, count=self.tokens.count)
         context = dataclasses.replace(found, memories=packed.memories, recalled=packed.recalled,
                                       budget_spent=packed.spent)
-        return context, sum(self.tokens.count(m["content"]) for m in context.to_messages())
+        # what ``to_messages`` renders; the recent messages were counted when recorded
+        # (each can be 100,000 characters, and a session serves twenty of them)
+        tokens = (self.tokens.count(context.to_system_prompt())
+                  + sum(m.tokens for m in context.recent_messages)
+                  + self.tokens.count(context.message))
+        return context, tokens
 
     async def _retrieve(
         self, user: str, session: str, text: str, timings: _Timings

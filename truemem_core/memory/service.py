@@ -272,7 +272,7 @@ class MemoryStore:
 
     async def get(self, user_id: Any, memory_id: Any) -> Memory:
         user = self.check_user(user_id)
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.autocommit() as conn:
             return await reads.get(conn, user, memory_id)
 
     async def list_memories(
@@ -283,13 +283,13 @@ class MemoryStore:
         if not isinstance(include_archived, bool):
             raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
         when = make_filters(as_of=as_of, valid_at=valid_at)
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.autocommit() as conn:
             return await reads.list_all(conn, user, include_archived=include_archived,
                                         as_of=when.as_of, valid_at=when.valid_at)
 
     async def history(self, user_id: Any, memory_id: Any) -> list[MemoryEvent]:
         user = self.check_user(user_id)
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.autocommit() as conn:
             return await reads.history(conn, user, memory_id)
 
     async def nearest_current(self, user: str, vector: Vector, k: int) -> list[tuple[str, str]]:
