@@ -8,6 +8,7 @@
 * A search reads its hits' rows in the neighbours' statement: the same hits, scores
   and rows as a read by id, and no statement more when it looks for neighbours.
 * A read of one statement (get_memory, list_memories, history) runs on its own.
+* SQLite: one trip to aiosqlite's thread per statement.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
 """
@@ -19,15 +20,17 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import aiosqlite
 import numpy as np
 import pytest
 from db_access import rows
 from sqlalchemy import CompoundSelect, Select, event, func, select, update
 from sqlalchemy.engine import Engine
 
-from truemem_core import Settings, TrueMem, default_embedder
+from truemem_core import Settings, StorageError, TrueMem, default_embedder
 from truemem_core.memory import service
 from truemem_core.search import hybrid, neighbours
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
@@ -168,6 +171,63 @@ def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem, backend: str) 
         event.remove(Engine, "before_cursor_execute", seen)
     # psycopg sends no BEGIN on a connection in autocommit; SQLite's BEGIN is a statement
     assert sent == [("SELECT", backend == "postgres")] * 3, sent
+
+
+def test_sqlite_makes_one_trip_to_its_thread_per_statement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """aiosqlite runs each call on the connection's thread; a statement is one trip
+    there (not cursor, execute, fetch, close), and handing back a connection with
+    nothing begun is none (not a ROLLBACK). Errors and transactions are as before."""
+    url = f"sqlite:///{tmp_path / 'trips.db'}"
+    trips: list[str] = []
+    queue = aiosqlite.Connection._execute
+
+    async def counted(self: aiosqlite.Connection, function: Any, *args: Any,
+                      **kwargs: Any) -> Any:
+        trips.append(getattr(function, "func", function).__name__)
+        return await queue(self, function, *args, **kwargs)
+
+    statements: list[str] = []
+    with TrueMem(url) as memory:
+        memory.record("ana", "s", "I live in Porto and play the guitar.", "Nice!")
+        memory.add_memory("ana", "Plays jazz piano on Sundays")
+        memory.drain(timeout=60)
+        memory.get_context("ana", "s2", "hello")  # the pool holds its connections now
+        engine = memory._core.db.engine.sync_engine
+        def seen(*args: Any) -> None:
+            statements.append(args[2].split()[0].upper())
+
+        event.listen(engine, "before_cursor_execute", seen)
+        monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+        context = memory.get_context("ana", "s2", "Where do I live and what do I play?")
+        listed = memory.list_memories("ana")
+        stored = memory.add_memory("ana", "Runs a marathon every spring")
+        memory.drain(timeout=60)  # the retrieval counts are written too, in the window
+        monkeypatch.undo()
+        event.remove(engine, "before_cursor_execute", seen)
+        # a statement that fails inside a transaction: the error is typed, nothing stays
+        with pytest.raises(StorageError):
+            memory._run(_insert_twice(memory, stored.id))
+        assert [m.text for m in memory.list_memories("ana")].count(
+            "Runs a marathon every spring") == 1
+    served = [*(m.text for m in context.facts), *(t.content for t in context.recalled)]
+    assert any("Porto" in line for line in served), served
+    assert "Plays jazz piano on Sundays" in {m.text for m in listed}
+    # every trip was a statement, but the COMMITs of write transactions
+    assert len([t for t in trips if t != "commit"]) == len(statements), (trips, statements)
+    assert "rollback" not in trips and 1 <= trips.count("commit") <= 2
+
+
+async def _insert_twice(memory: TrueMem, memory_id: str) -> None:
+    """A write transaction whose second statement violates the primary key."""
+    async with memory._core.db.transaction() as conn:
+        await conn.execute(update(memories).where(memories.c.id == memory_id)
+                           .values(text="Runs a marathon every autumn"))
+        await conn.execute(select(memories.c.id).where(memories.c.id == memory_id))
+        await conn.exec_driver_sql(
+            "INSERT INTO memories (id, user_id, text) SELECT id, user_id, text FROM memories "
+            f"WHERE id = '{memory_id}'")
 
 
 def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> None:

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from truemem_core.embeddings.protocol import Embedder
 from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
 from truemem_core.settings import default_database_url
+from truemem_core.storage import sqlite_driver
 from truemem_core.storage.dialects import Dialect, dialect_for
 from truemem_core.storage.failures import storage_error
 from truemem_core.storage.schema import store_meta
@@ -93,7 +94,7 @@ class Database:
     def __init__(self, url: str, *, embedder: Embedder | None) -> None:
         self.url = url
         # (PostgreSQL's pooled connections are tested after idling: ``dialects``)
-        self.engine: AsyncEngine = create_async_engine(url)
+        self.engine: AsyncEngine = _engine(url)
         self.dialect: str = self.engine.dialect.name
         self._dialect: Dialect = dialect_for(self.dialect)
         self._dialect.configure(self.engine)
@@ -224,6 +225,20 @@ class Database:
             # After a failed connect, aiosqlite's thread still posts a result to this
             # loop; give it the moment it needs before the loop closes.
             await asyncio.sleep(0.1)
+
+
+def _engine(url: str) -> AsyncEngine:
+    """The engine for ``url``; SQLite's connections make one trip per statement to their
+    thread (``sqlite_driver``)."""
+    if make_url(url).get_backend_name() != "sqlite":
+        return create_async_engine(url)
+
+    async def connect() -> Any:
+        args, kwargs = engine.dialect.create_connect_args(engine.url)
+        return await sqlite_driver.connect(*args, **kwargs)
+
+    engine = create_async_engine(url, async_creator=connect)
+    return engine
 
 
 def _config() -> Config:
