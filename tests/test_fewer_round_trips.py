@@ -19,6 +19,7 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -121,23 +122,30 @@ def test_both_lexical_channels_at_once_equal_each_channel_alone(random_store: st
     assert sum(bool(apart.get("trigram")) for _, apart in pairs) > 50
 
 
-def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend: str) -> None:
-    memory.record("ana", "s", "hello", "hi")  # the store is open, the session exists
-    memory.drain(timeout=60)
-    # the jobs stay queued in the database meanwhile: only record's statements are seen
-    memory._core.conversation.on_queued = lambda keys: None
+@contextmanager
+def statements_sent() -> Iterator[list[tuple[str, bool]]]:
+    """The statements sent meanwhile: their first word, and whether their connection was in
+    autocommit (psycopg then sends no BEGIN or COMMIT; SQLite's BEGIN is a statement)."""
     sent: list[tuple[str, bool]] = []
 
     def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        # psycopg sends no BEGIN or COMMIT on a connection in autocommit
         alone = bool(getattr(conn.connection.dbapi_connection, "autocommit", False))
         sent.append((statement.split()[0].upper(), alone))
 
     event.listen(Engine, "before_cursor_execute", seen)
     try:
-        recorded = memory.record("ana", "s", "I live in Porto", "Nice!")
+        yield sent
     finally:
         event.remove(Engine, "before_cursor_execute", seen)
+
+
+def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend: str) -> None:
+    memory.record("ana", "s", "hello", "hi")  # the store is open, the session exists
+    memory.drain(timeout=60)
+    # the jobs stay queued in the database meanwhile: only record's statements are seen
+    memory._core.conversation.on_queued = lambda keys: None
+    with statements_sent() as sent:
+        recorded = memory.record("ana", "s", "I live in Porto", "Nice!")
     # PostgreSQL: session, messages and jobs in one statement (data-modifying CTEs),
     # outside a transaction. SQLite: the session, the messages, the jobs, in one.
     assert sent == ([("WITH", True)] if backend == "postgres" else
@@ -156,20 +164,10 @@ def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem, backend: str) 
     """get_memory, list_memories and history are one statement each: no BEGIN and COMMIT
     round trips around it (a statement sees one snapshot on both databases)."""
     stored = memory.add_memory("ana", "Lives in Porto")
-    sent: list[tuple[str, bool]] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        alone = bool(getattr(conn.connection.dbapi_connection, "autocommit", False))
-        sent.append((statement.split()[0].upper(), alone))
-
-    event.listen(Engine, "before_cursor_execute", seen)
-    try:
+    with statements_sent() as sent:
         assert memory.get_memory("ana", stored.id).text == "Lives in Porto"
         assert [m.id for m in memory.list_memories("ana")] == [stored.id]
         assert [e.action for e in memory.history("ana", stored.id)] == ["added"]
-    finally:
-        event.remove(Engine, "before_cursor_execute", seen)
-    # psycopg sends no BEGIN on a connection in autocommit; SQLite's BEGIN is a statement
     assert sent == [("SELECT", backend == "postgres")] * 3, sent
 
 
