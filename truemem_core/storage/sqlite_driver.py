@@ -4,11 +4,11 @@ aiosqlite runs each connection's calls on a thread of its own, one call per trip
 and SQLAlchemy makes four trips per statement (open a cursor, execute, fetch the
 rows, close the cursor) and one more when it hands a connection back (a ROLLBACK
 even when nothing was begun). A trip is a queue put, a thread wake-up and a
-wake-up of the event loop: ``get_context``'s nine statements made 39 of them.
+wake-up of the event loop.
 
 Here a cursor executes, fetches every row and closes in one trip (SQLAlchemy
 buffers every row of an aiosqlite result anyway), and a rollback with no
-transaction open stays on the loop: ``get_context`` makes nine trips.
+transaction open stays on the loop: a call makes one trip per statement.
 """
 
 from __future__ import annotations
