@@ -484,6 +484,7 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
             thread.start()
         time.sleep(0.2)
         with Sleepers() as sleepers:
+            time.sleep(0.2)  # starting the sleepers' process is not the flood's work
             busy = probe()
         if apart:
             out, _ = flooder.communicate("", timeout=300)

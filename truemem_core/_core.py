@@ -1,8 +1,9 @@
 """The composition root behind ``TrueMem``: builds the database, the services and the jobs.
 
 Nothing here does work of its own. Construction does no I/O and starts no
-thread: the database opens on its first transaction (migrating the schema and
-checking the embedder), the job queue on the first job.
+thread: the database opens on its first transaction (migrating the schema,
+checking the embedder, loading the embedding model and the token tables), the job
+queue on the first job.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class Core:
         self.redis_url = check_redis_url(redis) if redis else None
         self.embedder: Embedder = embedder or default_embedder(self.settings.embedding_threads)
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
-        self.db = Database(self.url, embedder=self.embedder)
+        self.db = Database(self.url, embedder=self.embedder, loads=[
+            model.load for model in (self.embedder, self.tokens) if hasattr(model, "load")])
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
         self.items = ItemStore(self.memories)
         self.peers = PeerImport(self.memories)

@@ -43,7 +43,8 @@ class MiniLMEmbedder:
         self.precision: Precision | None = None
         """The weights in use, ``"fp32"`` or ``"int8"``; ``None`` until loaded."""
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Load the model now (``embed`` does on first use); a store calls it as it opens."""
         with self._lock:
             if self._session is not None:
                 return
@@ -74,7 +75,7 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if self._session is None:
-            self._load()
+            self.load()
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         # Similar lengths share a batch so little compute is spent on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

@@ -13,7 +13,11 @@ Vector = NDArray[np.float32]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors. Any object with these three members will do."""
+    """Turns texts into vectors. Any object with these three members will do.
+
+    One may also have a ``load()`` method (the built-in embedder has): a store calls it
+    as it opens, so that a local model is loaded before calls arrive, not during one.
+    """
 
     @property
     def model_name(self) -> str:

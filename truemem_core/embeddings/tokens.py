@@ -10,6 +10,9 @@ from truemem_core.errors import MissingDependencyError
 
 @runtime_checkable
 class TokenCounter(Protocol):
+    """Counts a text's tokens. An optional ``load()`` method is called as a store opens
+    (``TiktokenCounter`` loads its encoding then)."""
+
     def count(self, text: str) -> int: ...
 
 
@@ -24,9 +27,15 @@ class TiktokenCounter:
         self.encoding_name = encoding
         self._encoding: Any = None
 
-    def count(self, text: str) -> int:
+    def load(self) -> None:
+        """Load the encoding's tables now (``count`` does on first use); a store calls it
+        as it opens."""
         if self._encoding is None:
             self._encoding = _load(self.encoding_name)
+
+    def count(self, text: str) -> int:
+        if self._encoding is None:
+            self.load()
         return len(self._encoding.encode(text, disallowed_special=()))
 
 

@@ -24,17 +24,6 @@ QUEUE = "truemem"
 ACTOR = "truemem_run_job"
 
 
-def _send_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [dramatiq.errors.DramatiqError, OSError]
-    try:
-        import redis
-
-        errors.append(redis.exceptions.RedisError)
-    except ImportError:
-        pass
-    return tuple(errors)
-
-
 def check_redis_url(url: str) -> str:
     """Reject a Redis URL that cannot work before anything is written."""
     if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
@@ -56,10 +45,15 @@ class JobQueue:
     def __init__(
         self, redis_url: str | None, perform: Callable[[str], None], settings: Settings
     ) -> None:
+        # What a failed send raises. Embedded, redis is never imported: that import takes
+        # tens of milliseconds on the event loop, in the first call that queues a job.
+        self._errors: tuple[type[BaseException], ...] = (dramatiq.errors.DramatiqError, OSError)
         if redis_url:
+            import redis
             from dramatiq.brokers.redis import RedisBroker
 
             self.broker: dramatiq.Broker = RedisBroker(url=check_redis_url(redis_url))  # type: ignore[no-untyped-call]
+            self._errors += (redis.exceptions.RedisError,)
         else:
             self.broker = StubBroker()
         self.actor = dramatiq.actor(
@@ -70,7 +64,6 @@ class JobQueue:
             min_backoff=settings.job_min_backoff_ms,
             max_backoff=settings.job_min_backoff_ms * 60,
         )(perform)
-        self._errors = _send_errors()
         self._worker: dramatiq.Worker | None = None
 
     def send(self, key: str) -> bool:

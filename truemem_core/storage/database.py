@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from truemem_core.embeddings import compute
 from truemem_core.embeddings.protocol import Embedder
 from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
 from truemem_core.settings import default_database_url
@@ -86,13 +87,19 @@ def sqlite_path(url: str) -> Path | None:
 
 
 class Database:
-    """An async engine with its dialect. The first transaction migrates and checks the embedder.
+    """An async engine with its dialect. The first transaction migrates, checks the
+    embedder and runs ``loads``.
 
-    ``embedder=None`` opens a store made with any embedder (to re-embed it).
+    ``embedder=None`` opens a store made with any embedder (to re-embed it). ``loads``
+    load what later calls need (a local model, token tables) as the store opens: loading
+    holds the interpreter lock for up to hundreds of milliseconds, which every other call
+    of the process would wait out if a call mid-traffic did it.
     """
 
-    def __init__(self, url: str, *, embedder: Embedder | None) -> None:
+    def __init__(self, url: str, *, embedder: Embedder | None,
+                 loads: Sequence[Callable[[], object]] = ()) -> None:
         self.url = url
+        self._loads = loads
         # (PostgreSQL's pooled connections are tested after idling: ``dialects``)
         self.engine: AsyncEngine = _engine(url)
         self.dialect: str = self.engine.dialect.name
@@ -143,6 +150,8 @@ class Database:
         if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
             dimension = await asyncio.to_thread(lambda: embedder.dimension)
             await self._check_embedder(embedder.model_name, dimension)
+        # in the embedder's low-priority threads, whose priority onnxruntime's threads inherit
+        await asyncio.gather(*(compute.run(load) for load in self._loads))
 
     async def _check_embedder(self, model: str, dimension: int) -> None:
         """Record the store's embedder on first use; refuse a different one after."""
