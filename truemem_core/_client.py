@@ -90,7 +90,8 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
     with ``async acomplete(messages) -> str`` for extraction and summaries (the
     built-in rules and extractive summariser otherwise). ``redis_url`` (default
     ``$TRUEMEM_REDIS_URL``): background jobs go to Redis for ``truemem worker``
-    processes; without it they run in this process.
+    processes; without it they run in this process. ``preload=False``: the model and
+    token tables load when first needed, not in the first call (one-shot scripts).
 
     After ``close()`` every call raises ``ClosedError``; open a new ``TrueMem``.
     """
@@ -104,12 +105,12 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         token_counter: TokenCounter | None = None,
         llm: LLM | None = None,
         redis_url: str | None = None,
+        preload: bool = True,
     ) -> None:
         self._loop = LoopThread()
-        self._core = Core(
-            self._loop, database_url, embedder=embedder, settings=settings,
-            token_counter=token_counter, llm=llm, redis_url=redis_url,
-        )
+        self._core = Core(self._loop, database_url, embedder=embedder, settings=settings,
+                          token_counter=token_counter, llm=llm, redis_url=redis_url,
+                          preload=preload)
 
     @property
     def settings(self) -> Settings:
@@ -174,10 +175,8 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
         self, user_id: str, session_id: str,
         messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
     ) -> list[int]:
-        """Record ``(role, content)`` messages (roles: user, assistant, system) in order.
-
-        ``(role, content, said_at)`` dates a message said earlier (imported history):
-        ``said_at`` is a timezone-aware datetime; otherwise the message is dated now."""
+        """Record ``(role, content)`` messages (roles: user, assistant, system) in order;
+        ``(role, content, said_at)``, ``said_at`` timezone-aware, dates one said earlier."""
         return self._run(self._core.conversation.record_messages(user_id, session_id, messages))
 
     async def arecord_messages(

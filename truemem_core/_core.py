@@ -2,8 +2,8 @@
 
 Nothing here does work of its own. Construction does no I/O and starts no
 thread: the database opens on its first transaction (migrating the schema,
-checking the embedder, loading the embedding model and the token tables), the job
-queue on the first job.
+checking the embedder, loading the embedding model and the token tables unless
+``preload`` is off), the job queue on the first job.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Core:
         token_counter: TokenCounter | None = None,
         llm: LLM | None = None,
         redis_url: str | None = None,
+        preload: bool = True,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.url = resolve_url(database_url)
@@ -49,7 +50,8 @@ class Core:
         self.embedder: Embedder = embedder or default_embedder(self.settings.embedding_threads)
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
         self.db = Database(self.url, embedder=self.embedder, loads=[
-            model.load for model in (self.embedder, self.tokens) if hasattr(model, "load")])
+            model.load for model in (self.embedder, self.tokens)
+            if preload and hasattr(model, "load")])
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
         self.items = ItemStore(self.memories)
         self.peers = PeerImport(self.memories)

@@ -677,7 +677,8 @@ def _run(args: argparse.Namespace) -> int:
         return _worker(args)
     if (args.command, getattr(args, "action", None)) not in CREATES_STORE:
         _require_store(args.database)
-    with TrueMem(args.database) as memory:
+    # one command, one caller: nothing to gain from loading models before they are needed
+    with TrueMem(args.database, preload=False) as memory:
         HANDLERS[args.command](args, memory)
     return 0
 

@@ -80,3 +80,13 @@ def test_an_embedded_store_queues_jobs_without_importing_redis(tmp_path: Path) -
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False"]
+
+
+def test_without_preload_each_loads_when_first_needed(store_url: str) -> None:
+    embedder, counter = MiniLMEmbedder(), TiktokenCounter()
+    with TrueMem(store_url, embedder=embedder, token_counter=counter,
+                 preload=False) as memory:
+        memory.list_memories("ana")
+        assert embedder.precision is None and counter._encoding is None
+        memory.add_memory("ana", "Ana is allergic to peanuts")
+        assert embedder.precision is not None
