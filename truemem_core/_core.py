@@ -49,9 +49,8 @@ class Core:
         self.redis_url = check_redis_url(redis) if redis else None
         self.embedder: Embedder = embedder or default_embedder(self.settings.embedding_threads)
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
-        self.db = Database(self.url, embedder=self.embedder, loads=[
-            model.load for model in (self.embedder, self.tokens)
-            if preload and hasattr(model, "load")])
+        loads = [model.load for model in (self.embedder, self.tokens) if hasattr(model, "load")]
+        self.db = Database(self.url, embedder=self.embedder, loads=loads if preload else [])
         self.memories = MemoryStore(self.db, self.embedder, self.settings)
         self.items = ItemStore(self.memories)
         self.peers = PeerImport(self.memories)

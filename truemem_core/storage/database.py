@@ -92,8 +92,8 @@ class Database:
 
     ``embedder=None`` opens a store made with any embedder (to re-embed it). ``loads``
     load what later calls need (a local model, token tables) as the store opens: loading
-    holds the interpreter lock for up to hundreds of milliseconds, which every other call
-    of the process would wait out if a call mid-traffic did it.
+    holds the interpreter lock, which every other call of the process would wait out if
+    a call mid-traffic did it.
     """
 
     def __init__(self, url: str, *, embedder: Embedder | None,
