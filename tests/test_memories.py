@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from db_access import execute, rows
-from sqlalchemy import select, update
+from sqlalchemy import Engine, event, select, update
 
 from truemem_core import InvalidInputError, NotFoundError, Settings, TrueMem
+from truemem_core.memory.maintenance import SCORE_STEP
 from truemem_core.storage.schema import memories, utcnow
 
 FACTS = [
@@ -348,6 +352,48 @@ def test_feedback_and_lifecycle(store_url: str) -> None:
         # stating it again brings it back
         again = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
         assert (again.id, again.state) == (minor.id, "active")
+
+
+@contextmanager
+def memory_rows_scored() -> Iterator[list[str]]:
+    """The ids of the memory rows whose dynamic score is written meanwhile."""
+    written: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+             many: bool) -> None:
+        if statement.startswith("UPDATE memories") and "dynamic_score" in statement:
+            for row in parameters if many else [parameters]:
+                written.append(row["row_id"] if isinstance(row, dict) else row[-1])
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        yield written
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+
+
+def test_maintain_rewrites_only_the_scores_that_moved(memory: TrueMem) -> None:
+    added = [memory.add_memory("ana", text, importance=importance)
+             for text, importance in FACTS[:4]]
+    with memory_rows_scored() as written:
+        assert memory.maintain("ana") == {}
+    assert sorted(written) == sorted(m.id for m in added)  # never scored before
+    first = dict(rows(memory, select(memories.c.id, memories.c.dynamic_score)))
+    # a moment later every score is within SCORE_STEP of the stored one: no row rewritten
+    with memory_rows_scored() as written:
+        assert memory.maintain("ana") == {}
+    assert written == []
+    # one memory unused for 40 days: only its row is rewritten, with its lower score
+    stale = added[1].id
+    execute(memory, update(memories).where(memories.c.id == stale).values(
+        created_at=utcnow() - timedelta(days=40)))
+    with memory_rows_scored() as written:
+        assert memory.maintain("ana") == {}
+    assert written == [stale]
+    now = dict(rows(memory, select(memories.c.id, memories.c.dynamic_score)))
+    assert now[stale] < first[stale] - SCORE_STEP
+    assert {k: v for k, v in now.items() if k != stale} == {
+        k: v for k, v in first.items() if k != stale}
 
 
 def test_retrieval_is_counted(memory: TrueMem) -> None:

@@ -4,6 +4,12 @@ the soft limit, and re-embedding after a model change.
 
 Each function runs in the caller's transaction; updates go out in batches
 (one executemany), never a statement per row.
+
+``maintain`` runs after every exchange a user records, so it rewrites only the rows
+whose state changes or whose stored score is ``SCORE_STEP`` or more off: a score
+decays over days, and rewriting every memory of the user on every message (each row
+with its vector and text-search column, in the write-ahead log and left for vacuum)
+would cost the database far more than the scores are worth.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from truemem_core.memory.pruning import PruneCandidate, select_for_pruning
 from truemem_core.storage.schema import memories, utcnow
 
 _BY_ID = memories.c.id == bindparam("row_id")
+SCORE_STEP = 0.005  # a stored dynamic score is rewritten once it is this far off (of 1)
 
 
 async def touch(conn: AsyncConnection, counts: Mapping[str, Mapping[str, int]]) -> None:
@@ -53,7 +60,7 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     current = (await conn.execute(select(
         memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
         memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
-        memories.c.reinforcements, memories.c.feedback,
+        memories.c.reinforcements, memories.c.feedback, memories.c.dynamic_score,
     ).where(memories.c.user_id == user, memories.c.valid_to.is_(None)))).all()
     held = await _propagated(conn, user, current)
     changed: dict[str, str] = {}
@@ -68,6 +75,8 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
             row.importance, row.source, protected_importance=env.settings.protected_importance))
         if state != row.state:
             changed[row.id] = state
+        elif row.dynamic_score is not None and abs(score - row.dynamic_score) < SCORE_STEP:
+            continue  # nothing worth a row rewrite
         updates.append({"row_id": row.id, "new_score": score, "new_state": state})
     if updates:
         await conn.execute(memories.update().where(_BY_ID).values(
