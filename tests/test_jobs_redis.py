@@ -83,7 +83,8 @@ def test_broker_outage_loses_nothing(
         assert _message_count(memory) == 2  # committed although the broker is down
         assert set(_statuses(memory).values()) == {"pending"}
         assert set(_statuses(memory)) == set(recorded.jobs)
-        assert "could not enqueue" in caplog.text
+        # sent after record returned, from the sender's thread: it fails, and says so
+        wait_for(lambda: "could not enqueue" in caplog.text, "the failed send was logged")
         redis_server.start()
         with worker(store_url, redis_server.url):
             memory.drain(timeout=60)
@@ -120,7 +121,8 @@ def test_same_job_delivered_twice(store_url: str, queue_url: str) -> None:
         key = recorded.jobs[0]
         assert producer.send(key) and producer.send(key)
         broker: Any = producer.broker
-        assert broker.do_qsize(QUEUE) >= 3  # the recorded jobs and both duplicates wait
+        # the recorded jobs (sent from TrueMem's sender thread) and both duplicates wait
+        wait_for(lambda: broker.do_qsize(QUEUE) >= 3, "the jobs and duplicates were queued")
         with worker(store_url, queue_url):
             memory.drain(timeout=60)
             # every delivery (the first and both duplicates) acknowledged, i.e. run

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -11,6 +14,7 @@ from fault_tools import assert_clean_message, exported_messages, job_statuses, w
 from sqlalchemy.engine import make_url
 
 from truemem_core import StorageError, TrueMem
+from truemem_core.jobs import dispatcher
 from truemem_core.storage import dialects
 
 PHASES = ("before", "during", "after")  # the outage
@@ -38,6 +42,49 @@ def test_redis_stopped_and_restarted_mid_stream_loses_nothing(
     said = {f"My {p} pet number {n} is named Pet{p}{n}." for p in PHASES for n in range(3)}
     stored = exported_messages(memory, "ana")
     assert {text: stored[("s", text)] for text in said} == dict.fromkeys(said, 1)
+
+
+class HungRedis:
+    """A server on loopback that takes connections and reads them, never answering; it
+    counts the connections their client gave up on (redis-py's socket timeout)."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.server.getsockname()[1]}/0"
+        self.taken = self.given_up = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):  # the server closed
+            while True:
+                conn, _ = self.server.accept()
+                self.taken += 1
+                threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            while conn.recv(4096):
+                pass
+        self.given_up += 1
+
+
+def test_a_hung_broker_holds_up_no_call(memory: TrueMem, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Redis that never answers: ``record`` returns (its jobs wait in the database) and
+    other calls go on while the send hangs, and closing does not wait for it."""
+    monkeypatch.setattr(dispatcher, "STOP_TIMEOUT_S", 0.5)  # the hung send is abandoned
+    memory.add_memory("bob", "Lives in Lyon")
+    hung = HungRedis()
+    with hung.server, TrueMem(memory.database_url, redis_url=hung.url) as producer:
+        recorded = producer.record("ana", "s", "I live in Porto.", "Nice.")
+        assert [m.text for m in producer.list_memories("bob")] == ["Lives in Lyon"]
+        producer.record("ana", "s", "And Lisbon.", "Ok.")
+        deadline = time.monotonic() + 30
+        while not hung.taken and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert hung.taken, "no send reached the broker"
+        # nothing above waited for the broker: no send has given up on it yet
+        assert hung.given_up == 0
+        assert {job_statuses(memory.database_url)[key] for key in recorded.jobs} == {"pending"}
 
 
 def unreachable_url(backend: str, tmp_path: Path, memory: TrueMem) -> str:

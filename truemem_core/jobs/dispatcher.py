@@ -3,12 +3,21 @@
 A send that fails (Redis down) leaves the job pending, and a sweep re-sends
 pending jobs, so nothing accepted is lost. Running a job twice is harmless
 (see ``handlers``).
+
+Sends happen in a thread of their own (``_Sender``), never on TrueMem's event loop:
+with Redis a send is a network round trip, and while Redis is down a failed connect
+with retries (tens of milliseconds), or no answer at all from a hung server. On the
+loop that would hold up every caller, and ``record``'s own caller too; the job rows
+are committed before the send, so nothing waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
@@ -24,6 +33,45 @@ from truemem_core.storage.schema import utcnow
 log = logging.getLogger("truemem.jobs")
 
 _SWEEP_BATCH = 500
+PAUSE_AFTER_FAILURE_S = 1.0  # after a failed send, keys wait for drain and the sweep this long
+STOP_TIMEOUT_S = 5.0  # closing waits this long for sends in flight (a hung broker's are left)
+
+
+class _Sender:
+    """One thread that hands job keys to the broker, in the order they are put.
+
+    ``done(keys, failed)`` is called from that thread after each batch. After a failed
+    send the keys that follow within ``PAUSE_AFTER_FAILURE_S`` are not tried: they
+    count as failed at once, so a broker outage costs one failed connect a second,
+    not one per job, and the backlog cannot grow while it lasts.
+    """
+
+    def __init__(self, send: Callable[[str], bool],
+                 done: Callable[[list[str], list[str]], None]) -> None:
+        self._send = send
+        self._done = done
+        self._todo: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="truemem-send", daemon=True)
+        self._thread.start()
+
+    def put(self, keys: list[str]) -> None:
+        self._todo.put(keys)
+
+    def _run(self) -> None:
+        paused_until = 0.0
+        while (keys := self._todo.get()) is not None:
+            failed = []
+            for key in keys:
+                if time.monotonic() < paused_until or not self._send(key):
+                    failed.append(key)
+                    paused_until = max(paused_until, time.monotonic() + PAUSE_AFTER_FAILURE_S)
+            self._done(keys, failed)
+
+    def stop(self, timeout: float) -> None:
+        """Send what was put before, then end; a send still hanging after ``timeout``
+        is abandoned (its jobs stay pending for the next sweep)."""
+        self._todo.put(None)
+        self._thread.join(timeout)
 
 
 class Dispatcher:
@@ -40,6 +88,7 @@ class Dispatcher:
         self._run_job = run_job
         self._run_on_loop = run_on_loop
         self._queue: JobQueue | None = None
+        self._sender: _Sender | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._mine: set[str] = set()  # jobs this instance queued or re-sent, for drain()
         self._unsent: set[str] = set()
@@ -51,8 +100,17 @@ class Dispatcher:
         self._run_on_loop(self._run_job(key))
 
     def queue(self) -> JobQueue:
+        """The broker's queue, and the thread that sends to it (built on first use, on
+        the loop)."""
         if self._queue is None:
             self._queue = JobQueue(self.redis_url, self._perform, self.settings)
+            loop = asyncio.get_running_loop()
+
+            def done(keys: list[str], failed: list[str]) -> None:  # in the sender's thread
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(self._sent, keys, failed)
+
+            self._sender = _Sender(self._queue.send, done)
             if not self.redis_url:  # embedded: the actor runs in this process
                 self._start_worker()
         return self._queue
@@ -71,13 +129,22 @@ class Dispatcher:
         await asyncio.Event().wait()
 
     def enqueue(self, keys: Iterable[str]) -> None:
-        """Send committed jobs; what cannot be sent now is re-sent by ``drain`` and the sweep."""
-        for key in keys:
-            self._mine.add(key)
-            if self.queue().send(key):
-                self._unsent.discard(key)
-            else:
-                self._unsent.add(key)
+        """Send committed jobs, from the sender's thread (this returns at once); what
+        cannot be sent is re-sent by ``drain`` and the sweep."""
+        keys = list(keys)
+        self._mine.update(keys)
+        self._send(keys)
+
+    def _send(self, keys: list[str]) -> None:
+        if keys:
+            self.queue()
+            assert self._sender is not None
+            self._sender.put(keys)
+
+    def _sent(self, keys: list[str], failed: list[str]) -> None:
+        """The sender's report, on the loop."""
+        self._unsent.difference_update(keys)
+        self._unsent.update(failed)
 
     async def _sweep_forever(self) -> None:
         """Re-send jobs that stayed pending (lost while the broker was down, or a crash).
@@ -91,10 +158,9 @@ class Dispatcher:
             try:
                 async with self.db.transaction(readonly=True) as conn:
                     stale = await outbox.pending(conn, untouched_since=since, limit=_SWEEP_BATCH)
-                for job in stale:
-                    if not self._first_sweep.is_set():
-                        self._mine.add(job.key)  # left over: drain() waits for it too
-                    self.queue().send(job.key)
+                if not self._first_sweep.is_set():
+                    self._mine.update(job.key for job in stale)  # left over: drain() waits too
+                self._send([job.key for job in stale])
             except Exception:  # a sweep must never die; the next one retries
                 log.exception("sweeping pending jobs failed")
             self._first_sweep.set()
@@ -134,6 +200,9 @@ class Dispatcher:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        if self._sender is not None:
+            sender, self._sender = self._sender, None
+            await asyncio.to_thread(sender.stop, STOP_TIMEOUT_S)
         if self._queue is not None:
-            queue, self._queue = self._queue, None
-            await asyncio.to_thread(queue.close)  # joins worker threads that use this loop
+            jobs, self._queue = self._queue, None
+            await asyncio.to_thread(jobs.close)  # joins worker threads that use this loop
