@@ -7,7 +7,8 @@
   PostgreSQL, outside a transaction (one round trip).
 * A search reads its hits' rows in the neighbours' statement: the same hits, scores
   and rows as a read by id, and no statement more when it looks for neighbours.
-* A read of one statement (get_memory, list_memories, history) runs on its own.
+* A read of one statement (get_memory, list_memories, history, a job's row) runs on its
+  own.
 * SQLite: one trip to aiosqlite's thread per statement.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call.
@@ -169,6 +170,19 @@ def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem, backend: str) 
         assert [m.id for m in memory.list_memories("ana")] == [stored.id]
         assert [e.action for e in memory.history("ana", stored.id)] == ["added"]
     assert sent == [("SELECT", backend == "postgres")] * 3, sent
+
+
+def test_a_job_reads_its_row_in_one_statement_on_its_own(memory: TrueMem, backend: str) -> None:
+    """The runner reads a job's row alone, as the drain and the sweep read the jobs table:
+    no BEGIN and COMMIT round trips around one statement (four jobs per exchange)."""
+    memory.record("ana", "s", "hello", "hi")
+    memory.drain(timeout=60)
+    memory._core.conversation.on_queued = lambda keys: None  # the next jobs stay unsent
+    key = memory.record("ana", "s", "I live in Porto", "Nice!").jobs[0]
+    with statements_sent() as sent:
+        memory._loop.run(memory._core.runner.run(key))
+    assert sent[0] == ("SELECT", backend == "postgres"), sent
+    assert "Porto" in " ".join(m.text for m in memory.list_memories("ana"))  # the job ran
 
 
 def test_sqlite_makes_one_trip_to_its_thread_per_statement(

@@ -156,7 +156,7 @@ class Dispatcher:
         since = self._started
         while True:
             try:
-                async with self.db.transaction(readonly=True) as conn:
+                async with self.db.autocommit() as conn:
                     stale = await outbox.pending(conn, untouched_since=since, limit=_SWEEP_BATCH)
                 if not self._first_sweep.is_set():
                     self._mine.update(job.key for job in stale)  # left over: drain() waits too
@@ -183,7 +183,7 @@ class Dispatcher:
                     f"pending jobs could not be read within {timeout}s") from exc
         last_send = 0.0
         while self._mine:
-            async with self.db.transaction(readonly=True) as conn:
+            async with self.db.autocommit() as conn:
                 self._mine &= await outbox.unfinished(conn, sorted(self._mine))
             if not self._mine:
                 return

@@ -29,7 +29,7 @@ class JobRunner:
     async def run(self, key: str) -> None:
         """Run one pending job; skip it if it is done. Failures are recorded and re-raised
         (so the broker retries) until the last retry, which marks the job failed."""
-        async with self.db.transaction(readonly=True) as conn:
+        async with self.db.autocommit() as conn:  # one read: no BEGIN and COMMIT
             job = await outbox.get(conn, key)
         if job is None or job.status != "pending":
             return
