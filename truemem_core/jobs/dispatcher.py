@@ -62,10 +62,17 @@ class _Sender:
         while (keys := self._todo.get()) is not None:
             failed = []
             for key in keys:
-                if time.monotonic() < paused_until or not self._send(key):
+                if time.monotonic() < paused_until or not self._try(key):
                     failed.append(key)
                     paused_until = max(paused_until, time.monotonic() + PAUSE_AFTER_FAILURE_S)
             self._done(keys, failed)
+
+    def _try(self, key: str) -> bool:
+        try:
+            return self._send(key)
+        except Exception:  # never the thread's end: the job stays pending, the sweep retries
+            log.exception("could not enqueue %s", key)
+            return False
 
     def stop(self, timeout: float) -> None:
         """Send what was put before, then end; a send still hanging after ``timeout``
