@@ -370,10 +370,40 @@ class Probe:
     late_here: list[float]  # how late a 1 ms sleep woke (ms), in a thread of this process
     late_apart: list[float]  # the same in a separate process, at the same time
     apart: bool = False  # the flood came from a separate process
+    # share of each phase that TrueMem's loop thread spent ready to run but without a
+    # core (the kernel's run-queue wait; None where /proc has no schedstat)
+    loop_queued_idle: float | None = None
+    loop_queued_busy: float | None = None
 
     @property
     def ratio(self) -> float:
         return percentile(self.busy, 0.99) / percentile(self.idle, 0.99)
+
+
+def loop_queued() -> float | None:
+    """Seconds TrueMem's event-loop thread (this process has one open) has spent
+    runnable but waiting for a core, from Linux's schedstat; None elsewhere."""
+    for thread in threading.enumerate():
+        if thread.name == "truemem-loop" and thread.native_id is not None:
+            try:
+                with open(f"/proc/self/task/{thread.native_id}/schedstat") as stats:
+                    return int(stats.read().split()[1]) / 1e9
+            except (OSError, IndexError, ValueError):
+                return None
+    return None
+
+
+def queued_share(began: tuple[float, float | None], ended: tuple[float, float | None]
+                 ) -> float | None:
+    """The share of the wall time between two (perf_counter, loop_queued) readings that
+    the loop thread waited for a core."""
+    if began[1] is None or ended[1] is None:
+        return None
+    return (ended[1] - began[1]) / (ended[0] - began[0])
+
+
+def reading() -> tuple[float, float | None]:
+    return time.perf_counter(), loop_queued()
 
 
 SLEEPER = """
@@ -459,7 +489,9 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
                 time.sleep(0.005)
             return taken
 
+        began = reading()
         idle = probe()
+        queued_idle = queued_share(began, reading())
         done = threading.Event()
         calls = Counter[str]()
 
@@ -485,7 +517,9 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
         time.sleep(0.2)
         with Sleepers() as sleepers:
             time.sleep(0.2)  # starting the sleepers' process is not the flood's work
+            began = reading()
             busy = probe()
+            queued_busy = queued_share(began, reading())
         if apart:
             out, _ = flooder.communicate("", timeout=300)
             calls.update(json.loads(out.splitlines()[-1]))
@@ -493,7 +527,7 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
             done.set()
             thread.join(120)
     return Probe(idle, busy, calls["get_context"], calls["record"], load,
-                 sleepers.here, sleepers.there, apart)
+                 sleepers.here, sleepers.there, apart, queued_idle, queued_busy)
 
 
 # -- main ------------------------------------------------------------------------------
@@ -570,7 +604,10 @@ def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
                   f"p50 {statistics.median(p.busy):.1f} ms p99 {percentile(p.busy, 0.99):.1f} ms "
                   f"= {p.ratio:.1f}x idle (target p99 <= 3x idle: {verdict}); a 1 ms sleep "
                   f"woke late by p99 {percentile(p.late_here, 0.99):.1f} ms in this process, "
-                  f"{percentile(p.late_apart, 0.99):.1f} ms in another")
+                  f"{percentile(p.late_apart, 0.99):.1f} ms in another"
+                  + ("" if p.loop_queued_idle is None or p.loop_queued_busy is None else
+                     f"; TrueMem's loop thread waited for a core {p.loop_queued_idle:.0%} of "
+                     f"the time idle, {p.loop_queued_busy:.0%} during the flood"))
         if len(runs) > 1:
             ratios = sorted(p.ratio for p in runs)
             print(f"latency {backend}: {len(runs)} probes, p99 busy/idle from {ratios[0]:.1f}x "
