@@ -362,7 +362,7 @@ def memory_rows_scored() -> Iterator[list[str]]:
     def seen(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
              many: bool) -> None:
         if statement.startswith("UPDATE memories") and "dynamic_score" in statement:
-            for row in parameters if many else [parameters]:
+            for row in parameters if many else [parameters]:  # SQLite's: tuples, id last
                 written.append(row["row_id"] if isinstance(row, dict) else row[-1])
 
     event.listen(Engine, "before_cursor_execute", seen)
