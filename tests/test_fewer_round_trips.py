@@ -11,7 +11,8 @@
   own.
 * SQLite: one trip to aiosqlite's thread per statement.
 * The query-embedding cache never returns another text's vector.
-* ``get_context`` builds each of its statements once, not per call.
+* ``get_context`` builds each of its statements once, not per call, and reads its
+  message for terms once.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, StorageError, TrueMem, default_embedder
 from truemem_core.memory import service
-from truemem_core.search import hybrid, neighbours
+from truemem_core.search import hybrid, neighbours, query_text
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.filters import make_filters
 from truemem_core.search.fusion import Fused
@@ -511,6 +512,19 @@ def test_get_context_builds_its_statements_once(memory: TrueMem) -> None:
         event.remove(engine, "before_execute", seen)
     assert len(first) >= 8  # search, recall, session and critical memories
     assert later <= first
+
+
+def test_get_context_reads_its_message_for_terms_once(memory: TrueMem) -> None:
+    """The memories and the past messages are searched with the same message: its terms
+    are read once per context, not once per corpus and term list."""
+    memory.add_memory("ana", "Lives in Porto")
+    memory.record("ana", "before", "I like hiking in the Alps", "Nice")
+    memory.drain(timeout=60)
+    query_text._terms.cache_clear()  # the other backend's run read the same message
+    before = query_text._terms.cache_info()
+    memory.get_context("ana", "now", "Where do I live these days, and what do I like?")
+    after = query_text._terms.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)

@@ -42,7 +42,7 @@ from truemem_core.search.channels import Channels, Corpus
 from truemem_core.search.filters import Mode
 from truemem_core.search.fusion import Fused, Ranking, bound_neighbours, fuse, single
 from truemem_core.search.neighbours import neighbours
-from truemem_core.search.query_text import keyword_terms, significant_terms
+from truemem_core.search.query_text import query_terms
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
 
@@ -76,10 +76,11 @@ async def run(
     # the lexical channels first, in one call: they run while the query is embedded
     rankings: dict[str, Ranking] = {}
     if set(wanted) & set(LEXICAL):
+        terms = query_terms(query)
         rankings.update(await channels.lexical(
             conn, corpus,
-            keyword_terms(query) if "keyword" in wanted else None,
-            significant_terms(query) if "trigram" in wanted else None,
+            list(terms.keyword) if "keyword" in wanted else None,
+            list(terms.significant) if "trigram" in wanted else None,
             depth, threshold=settings.trigram_threshold))
     if "graph" in wanted and corpus.table is memories:  # still while the query is embedded
         rankings["graph"] = await graph_channel(conn, corpus.user_id, corpus.where, query, depth,

@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _ALNUM = re.compile(r"[^\W_]+")
@@ -66,6 +67,37 @@ def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text.casefold())]
 
 
+class QueryTerms(NamedTuple):
+    """What the lexical channels search for in a query (see the two functions below)."""
+
+    keyword: tuple[str, ...]  # ``keyword_terms``
+    significant: tuple[str, ...]  # ``significant_terms``
+
+
+def query_terms(query: str) -> QueryTerms:
+    """Both term lists of ``query``, from one reading of its head (``MAX_QUERY_CHARS``).
+
+    A context searches the memories and the past messages with the same message, so the
+    last few heads are remembered: the second search reads nothing.
+    """
+    return _terms(query[:MAX_QUERY_CHARS])
+
+
+@lru_cache(maxsize=8)
+def _terms(head: str) -> QueryTerms:
+    sequence = [_bare(w) for w in words(head)]
+    found = _unique(sequence)
+    kept = [w for w in found if _significant(w)]
+    significant = (kept or found)[:MAX_TERMS]
+    if len(significant) >= MAX_TERMS:  # the phrases would be cut off anyway
+        return QueryTerms(tuple(significant), tuple(significant))
+    phrases = [
+        f"{a} {b}" for a, b in itertools.pairwise(sequence)
+        if _significant(a) and _significant(b) and a != b
+    ]
+    return QueryTerms(tuple(_unique([*significant, *phrases])[:MAX_TERMS]), tuple(significant))
+
+
 def significant_terms(query: str) -> list[str]:
     """The query's distinct words without stop-words, in order.
 
@@ -74,9 +106,7 @@ def significant_terms(query: str) -> list[str]:
     all kept: the user asked for something, and a lexical match is still
     better than none.
     """
-    found = _unique(_bare(w) for w in words(query[:MAX_QUERY_CHARS]))
-    kept = [w for w in found if _significant(w)]
-    return (kept or found)[:MAX_TERMS]
+    return list(query_terms(query).significant)
 
 
 def keyword_terms(query: str) -> list[str]:
@@ -86,15 +116,7 @@ def keyword_terms(query: str) -> list[str]:
     memory holding the phrase ranks above one that has the words far apart
     (phrases are rare, so their IDF is high).
     """
-    terms = significant_terms(query)
-    if len(terms) >= MAX_TERMS:  # the phrases would be cut off anyway
-        return terms
-    sequence = [_bare(w) for w in words(query[:MAX_QUERY_CHARS])]
-    phrases = [
-        f"{a} {b}" for a, b in itertools.pairwise(sequence)
-        if _significant(a) and _significant(b) and a != b
-    ]
-    return _unique([*terms, *phrases])[:MAX_TERMS]
+    return list(query_terms(query).keyword)
 
 
 def _bare(word: str) -> str:
