@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from types import SimpleNamespace
+
 import pytest
 
 from truemem_core.jobs import dispatcher
@@ -49,3 +52,15 @@ def test_after_a_failure_the_keys_that_follow_are_not_tried(
     tried, reports = run({"a": False}, [["a", "b"], ["c"]])
     assert tried == ["a"]  # the broker is down: one failed connect, not one per job
     assert reports == [(["a", "b"], ["a", "b"]), (["c"], ["c"])]
+
+
+def test_the_pause_ends_however_many_keys_it_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a clock that moves 0.4 s each time the sender reads it; a pause of 1 s
+    ticks = itertools.count(1)
+    monkeypatch.setattr(dispatcher, "time", SimpleNamespace(monotonic=lambda: next(ticks) * 0.4))
+    monkeypatch.setattr(dispatcher, "PAUSE_AFTER_FAILURE_S", 1.0)
+    tried, reports = run({"a": False}, [["a", "b", "c", "d"]])
+    # "a" fails (the pause runs to 1.8 s); "b" (1.2 s) and "c" (1.6 s) are skipped without
+    # moving it; "d" (2.0 s) is tried again
+    assert tried == ["a", "d"]
+    assert reports == [(["a", "b", "c", "d"], ["a", "b", "c"])]

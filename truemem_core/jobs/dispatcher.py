@@ -62,9 +62,11 @@ class _Sender:
         while (keys := self._todo.get()) is not None:
             failed = []
             for key in keys:
-                if time.monotonic() < paused_until or not self._try(key):
+                if time.monotonic() < paused_until:
+                    failed.append(key)  # not tried: the broker failed a moment ago
+                elif not self._try(key):
                     failed.append(key)
-                    paused_until = max(paused_until, time.monotonic() + PAUSE_AFTER_FAILURE_S)
+                    paused_until = time.monotonic() + PAUSE_AFTER_FAILURE_S
             self._done(keys, failed)
 
     def _try(self, key: str) -> bool:
