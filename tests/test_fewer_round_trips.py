@@ -8,7 +8,8 @@
 * A search reads its hits' rows in the neighbours' statement: the same hits, scores
   and rows as a read by id, and no statement more when it looks for neighbours.
 * A read of one statement (get_memory, list_memories, history, a job's row) runs on its
-  own.
+  own; the drivers' connections are in autocommit mode on both databases, and a
+  transaction is TrueMem's own BEGIN ... COMMIT, still one.
 * SQLite: one trip to aiosqlite's thread per statement.
 * The query-embedding cache never returns another text's vector.
 * ``get_context`` builds each of its statements once, not per call, and reads its
@@ -127,7 +128,7 @@ def test_both_lexical_channels_at_once_equal_each_channel_alone(random_store: st
 @contextmanager
 def statements_sent() -> Iterator[list[tuple[str, bool]]]:
     """The statements sent meanwhile: their first word, and whether their connection was in
-    autocommit (psycopg then sends no BEGIN or COMMIT; SQLite's BEGIN is a statement)."""
+    psycopg's autocommit (it always is: a transaction's BEGIN is a statement, as on SQLite)."""
     sent: list[tuple[str, bool]] = []
 
     def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -184,6 +185,48 @@ def test_a_job_reads_its_row_in_one_statement_on_its_own(memory: TrueMem, backen
         memory._loop.run(memory._core.runner.run(key))
     assert sent[0] == ("SELECT", backend == "postgres"), sent
     assert "Porto" in " ".join(m.text for m in memory.list_memories("ana"))  # the job ran
+
+
+def test_a_transaction_is_one_and_a_statement_on_its_own_commits(
+    store_url: str, backend: str
+) -> None:
+    """The drivers run in autocommit mode; ``Database.transaction`` sends its own BEGIN.
+    What a transaction wrote is seen by others once it commits, not before, and nothing of
+    it stays when it fails; ``Database.autocommit`` sends no BEGIN, and its write is seen
+    at once."""
+    def row(key: str) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        return {"key": key, "user_id": "ana", "kind": "maintain", "payload": {},
+                "status": "pending", "attempts": 0, "created_at": now, "updated_at": now}
+
+    async def run() -> None:
+        db = Database(resolve_url(store_url), embedder=None)
+        try:
+            await db.open()  # its migration check is no part of this
+            with statements_sent() as sent:
+                async with db.transaction() as conn:
+                    await conn.execute(jobs.insert(), [row("t:1")])
+                    async with db.autocommit() as other:  # another connection
+                        assert await keys(other) == []  # not committed yet
+            assert [word for word, _ in sent] == ["BEGIN", "INSERT", "SELECT"], sent
+            with pytest.raises(ZeroDivisionError):
+                async with db.transaction() as conn:
+                    await conn.execute(jobs.insert(), [row("t:2")])
+                    1 / 0  # noqa: B018
+            with statements_sent() as sent:
+                async with db.autocommit() as conn:
+                    await conn.execute(jobs.insert(), [row("t:3")])
+                    async with db.autocommit() as other:
+                        assert await keys(other) == ["t:1", "t:3"]
+            assert [word for word, _ in sent] == ["INSERT", "SELECT"], sent
+        finally:
+            await db.close()
+
+    async def keys(conn: Any) -> list[str]:
+        found = await conn.execute(select(jobs.c.key).where(jobs.c.key.like("t:%")))
+        return sorted(found.scalars())
+
+    asyncio.run(run())
 
 
 def test_sqlite_makes_one_trip_to_its_thread_per_statement(

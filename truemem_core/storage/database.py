@@ -31,7 +31,7 @@ from truemem_core.embeddings.protocol import Embedder
 from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
 from truemem_core.settings import default_database_url
 from truemem_core.storage import sqlite_driver
-from truemem_core.storage.dialects import Dialect, dialect_for
+from truemem_core.storage.dialects import NO_BEGIN, Dialect, dialect_for
 from truemem_core.storage.failures import storage_error
 from truemem_core.storage.schema import store_meta
 
@@ -102,6 +102,8 @@ class Database:
         self._loads = loads
         # (PostgreSQL's pooled connections are tested after idling: ``dialects``)
         self.engine: AsyncEngine = _engine(url)
+        # the same pool, its connections' statements each on their own (``autocommit``)
+        self._alone: AsyncEngine = self.engine.execution_options(**NO_BEGIN)
         self.dialect: str = self.engine.dialect.name
         self._dialect: Dialect = dialect_for(self.dialect)
         self._dialect.configure(self.engine)
@@ -210,8 +212,8 @@ class Database:
         and for a write that is one statement (atomic on its own)."""
         await self.open()
         try:
-            async with self.engine.connect() as conn:
-                yield await conn.execution_options(**self._dialect.read_options())
+            async with self._alone.connect() as conn:
+                yield conn
         except (DBAPIError, SQLAlchemyError) as exc:
             self._failed = True
             raise storage_error(exc) from exc
@@ -240,7 +242,8 @@ def _engine(url: str) -> AsyncEngine:
     """The engine for ``url``; SQLite's connections make one trip per statement to their
     thread (``sqlite_driver``)."""
     if make_url(url).get_backend_name() != "sqlite":
-        return create_async_engine(url)
+        # autocommit at the driver; transactions send their own BEGIN (``dialects``)
+        return create_async_engine(url, isolation_level="AUTOCOMMIT")
 
     async def connect() -> Any:
         args, kwargs = engine.dialect.create_connect_args(engine.url)

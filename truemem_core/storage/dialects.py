@@ -1,9 +1,17 @@
-"""What differs per database below the SQL of search: connection set-up and the user locks."""
+"""What differs per database below the SQL of search: connection set-up and the user locks.
+
+On both databases the driver's connections run in autocommit mode and a transaction
+begins with a BEGIN of TrueMem's own (``begin_ourselves``), so ``Database.autocommit``
+runs statements on their own by leaving it out: no round trip, and nothing to set on
+a connection as it is taken from the pool and reset as it goes back (on PostgreSQL,
+switching psycopg's autocommit on and off around each such use was a third of what a
+one-statement read cost the event loop).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from sqlalchemy import event, text
@@ -12,6 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 PING_AFTER_IDLE_S = 1.0
 """PostgreSQL: a pooled connection idle longer than this is tested before it is used."""
+
+NO_BEGIN = {"truemem_reads": True}
+"""Execution options of ``Database.autocommit``: each statement on its own, no BEGIN."""
 
 
 class Dialect(Protocol):
@@ -25,17 +36,20 @@ class Dialect(Protocol):
         """``lock_user`` for many users at once, in one fixed order: two transactions
         locking overlapping sets never wait on each other in a cycle."""
 
-    def read_options(self) -> dict[str, Any]:
-        """Execution options of ``Database.autocommit``: statements without a transaction."""
+
+
+def begin_ourselves(engine: AsyncEngine, begin: Callable[[Mapping[str, Any]], str]) -> None:
+    """Start each transaction with the statement ``begin`` gives for the connection's
+    execution options, unless those are ``NO_BEGIN`` (the driver is in autocommit mode,
+    so a statement outside a BEGIN commits on its own)."""
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(conn: Any) -> None:
+        options = conn.get_execution_options()
+        if not options.get("truemem_reads", False):
+            conn.exec_driver_sql(begin(options))
 
 
 class SQLite:
-    def read_options(self) -> dict[str, Any]:
-        # No BEGIN (the handler below skips it): sqlite3 runs each statement on its own.
-        # Not SQLAlchemy's AUTOCOMMIT: on aiosqlite, setting and resetting that costs
-        # more round trips to the driver's thread than it saves.
-        return {"truemem_reads": True}
-
     def configure(self, engine: AsyncEngine) -> None:
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_connection: Any, _record: Any) -> None:
@@ -48,15 +62,10 @@ class SQLite:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
-        @event.listens_for(engine.sync_engine, "begin")
-        def _begin(conn: Any) -> None:
-            # IMMEDIATE takes the write lock up front, so read-then-write
-            # transactions queue instead of failing with "database is locked".
-            options = conn.get_execution_options()
-            if options.get("truemem_reads", False):
-                return  # ``Database.autocommit``: each statement on its own
-            conn.exec_driver_sql(
-                "BEGIN" if options.get("truemem_readonly", False) else "BEGIN IMMEDIATE")
+        # IMMEDIATE takes the write lock up front, so read-then-write transactions
+        # queue instead of failing with "database is locked".
+        begin_ourselves(engine, lambda options: (
+            "BEGIN" if options.get("truemem_readonly", False) else "BEGIN IMMEDIATE"))
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         return None  # BEGIN IMMEDIATE already serialises every writer
@@ -66,11 +75,12 @@ class SQLite:
 
 
 class PostgreSQL:
-    def read_options(self) -> dict[str, Any]:
-        # psycopg's autocommit is a client-side switch: no BEGIN and no COMMIT sent
-        return {"isolation_level": "AUTOCOMMIT"}
-
     def configure(self, engine: AsyncEngine) -> None:
+        # psycopg's connections are in autocommit mode (the engine's isolation level):
+        # a transaction runs at the server's default isolation, as psycopg's own BEGIN
+        # would; psycopg commits or rolls back whatever transaction the server has open.
+        begin_ourselves(engine, lambda _options: "BEGIN")
+
         # A server can restart under the pool, so a connection is tested when taken,
         # but only after it sat idle: a busy instance takes connections back within
         # milliseconds, and a test on every checkout was a round trip per statement

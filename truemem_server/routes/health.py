@@ -57,7 +57,7 @@ def _revision(conn: Connection) -> str | None:
 async def _database(keys: KeyStore) -> str:
     try:
         await keys.db.open()  # migrates on first success; at once after that
-        async with asyncio.timeout(TIMEOUT_S), keys.db.engine.connect() as conn:
+        async with asyncio.timeout(TIMEOUT_S), keys.db.autocommit() as conn:
             revision = await conn.run_sync(_revision)
     except Exception as exc:  # any failure is an answer here: not ready, and why
         return f"unreachable ({type(exc).__name__})"
