@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 PING_AFTER_IDLE_S = 1.0
 """PostgreSQL: a pooled connection idle longer than this is tested before it is used."""
 
-NO_BEGIN = {"truemem_reads": True}
+_NO_BEGIN = "truemem_no_begin"
+NO_BEGIN = {_NO_BEGIN: True}
 """Execution options of ``Database.autocommit``: each statement on its own, no BEGIN."""
 
 
@@ -37,7 +38,6 @@ class Dialect(Protocol):
         locking overlapping sets never wait on each other in a cycle."""
 
 
-
 def begin_ourselves(engine: AsyncEngine, begin: Callable[[Mapping[str, Any]], str]) -> None:
     """Start each transaction with the statement ``begin`` gives for the connection's
     execution options, unless those are ``NO_BEGIN`` (the driver is in autocommit mode,
@@ -45,7 +45,7 @@ def begin_ourselves(engine: AsyncEngine, begin: Callable[[Mapping[str, Any]], st
     @event.listens_for(engine.sync_engine, "begin")
     def _begin(conn: Any) -> None:
         options = conn.get_execution_options()
-        if not options.get("truemem_reads", False):
+        if not options.get(_NO_BEGIN, False):
             conn.exec_driver_sql(begin(options))
 
 
