@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, Text, bindparam, cast, create_engine, func, select, text
+from sqlalchemy import Engine, create_engine, func, select, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -351,20 +351,8 @@ def bulk_load(engine: Engine, data: Dataset, chunk_size: int, label: str) -> flo
     seconds, all of that included.
     """
     require_empty(engine, memories, label)
-    if engine.dialect.name == "postgresql":
-        # Render each distinct vector once with the schema's own bind processor and cast it
-        # in SQL: formatting 384 floats per row in Python would dominate the load.
-        render = memories.c.embedding.type.dialect_impl(engine.dialect).bind_processor(
-            engine.dialect)
-        assert render is not None
-        literals = [render(v) for v in data.vectors]
-        stmt = memories.insert().values(
-            embedding=cast(bindparam("embedding_literal", type_=Text()),
-                           memories.c.embedding.type))
-        rows = data.chunks(chunk_size, literals.__getitem__, "embedding_literal")
-    else:
-        stmt = memories.insert()
-        rows = data.chunks(chunk_size, data.vectors.__getitem__, "embedding")
+    stmt = memories.insert()
+    rows = data.chunks(chunk_size, data.vectors.__getitem__, "embedding")
     began = time.perf_counter()
     done = 0
     last_report = 0.0

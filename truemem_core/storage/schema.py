@@ -29,6 +29,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator, TypeEngine, UserDefinedType
 
+try:  # psycopg, an optional extra: registered before any connection copies its adapters
+    from truemem_core.storage.pg_vectors import VectorParam
+except ImportError:  # pragma: no cover - SQLite only
+    VectorParam = None  # type: ignore[assignment,misc]
+
 
 class _PgVector(UserDefinedType[Any]):
     """pgvector's ``vector`` without a fixed dimension (one store, one embedder)."""
@@ -39,14 +44,8 @@ class _PgVector(UserDefinedType[Any]):
         return "vector"
 
     def bind_processor(self, dialect: Dialect) -> Any:
-        def process(value: Any) -> str | None:
-            if value is None:
-                return None
-            # 9 significant digits give back every float32 exactly (7 do not).
-            floats = np.asarray(value, dtype=np.float32).tolist()
-            return "[" + ",".join(map("{:.9g}".format, floats)) + "]"
-
-        return process
+        # sent as the float32 values themselves, in pgvector's binary format (``pg_vectors``)
+        return lambda value: None if value is None else VectorParam(value)
 
     def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
         def process(value: Any) -> Any:
