@@ -11,7 +11,8 @@
   own; the drivers' connections are in autocommit mode on both databases, and a
   transaction is TrueMem's own BEGIN ... COMMIT, still one.
 * SQLite: one trip to aiosqlite's thread per statement.
-* The query-embedding cache never returns another text's vector.
+* The query-embedding cache never returns another text's vector; a message
+  ``get_context`` embedded is not embedded again by its extraction job.
 * ``get_context`` builds each of its statements once, not per call, and reads its
   message for terms once.
 """
@@ -437,6 +438,36 @@ def test_the_query_cache_never_returns_another_texts_vector(
                 assert not got.flags.writeable
         assert len(store._queries) == 4
         assert texts[-1] not in store._queries  # too long to be worth keeping
+
+
+class CountingEmbedder:
+    """The built-in model, counting the texts it is given."""
+
+    def __init__(self) -> None:
+        self.model = default_embedder()
+        self.model_name, self.dimension = self.model.model_name, self.model.dimension
+        self.seen: Counter[str] = Counter()
+
+    def embed(self, texts: list[str]) -> Any:
+        self.seen.update(texts)
+        return self.model.embed(texts)
+
+
+def test_a_message_get_context_embedded_is_not_embedded_again_when_recorded(
+    store_url: str,
+) -> None:
+    """The extraction job takes the user's message's vector from the query cache."""
+    embedder = CountingEmbedder()
+    said, reply = "I moved to Porto last spring with my sister Zoe.", "Porto is lovely!"
+    with TrueMem(store_url, embedder=embedder) as memory:
+        memory.get_context("ana", "s1", said)
+        memory.record("ana", "s1", said, reply)
+        memory.drain()
+        stored = {row.content: row.embedding
+                  for row in rows(memory, select(messages.c.content, messages.c.embedding))}
+    assert (embedder.seen[said], embedder.seen[reply]) == (1, 1)
+    for text in (said, reply):  # each stored with its own vector
+        assert np.allclose(stored[text], embedder.model.embed([text])[0], atol=1e-6)
 
 
 async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:

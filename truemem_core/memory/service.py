@@ -89,10 +89,24 @@ class MemoryStore:
         return vector
 
     async def embed(self, texts: Sequence[str]) -> Vector:
-        """Embed off the event loop, below its priority (``embeddings/compute.py``)."""
-        if not texts:
-            return np.empty((0, self.embedder.dimension), dtype=np.float32)
-        return normalize(await compute.run(self.embedder.embed, list(texts)))
+        """Embed off the event loop, below its priority (``embeddings/compute.py``).
+
+        A text a query embedded a moment ago comes from the query cache: a message that
+        ``get_context`` saw and ``record`` then stored is embedded once, not again by
+        its extraction job (when that job runs in this process).
+        """
+        vectors = np.empty((len(texts), self.embedder.dimension), dtype=np.float32)
+        missing = []
+        for n, text in enumerate(texts):
+            cached = self._queries.get(text)
+            if cached is None:
+                missing.append(n)
+            else:
+                vectors[n] = cached
+        if missing:
+            vectors[missing] = normalize(await compute.run(
+                self.embedder.embed, [texts[n] for n in missing]))
+        return vectors
 
     async def candidate(
         self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,
