@@ -80,7 +80,7 @@ class MemoryStore:
         if cached is not None:
             self._queries.move_to_end(text)
             return cached
-        vector: Vector = (await self.embed([text]))[0]
+        vector: Vector = (await self._compute([text]))[0]
         vector.flags.writeable = False  # shared by every caller of this text
         if len(text) <= QUERY_CACHE_CHARS:
             self._queries[text] = vector
@@ -104,9 +104,12 @@ class MemoryStore:
             else:
                 vectors[n] = cached
         if missing:
-            vectors[missing] = normalize(await compute.run(
-                self.embedder.embed, [texts[n] for n in missing]))
+            vectors[missing] = await self._compute([texts[n] for n in missing])
         return vectors
+
+    async def _compute(self, texts: list[str]) -> Vector:
+        """The model's normalised vectors of ``texts``, in the low-priority pool."""
+        return normalize(await compute.run(self.embedder.embed, texts))
 
     async def candidate(
         self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,
