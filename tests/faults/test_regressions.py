@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from fault_tools import assert_clean_message, failures, race
+from sqlalchemy import create_engine, delete, insert, select, text
+from sqlalchemy.pool import NullPool
 
 from truemem_core import StorageError, TrueMem
+from truemem_core.storage.schema import store_meta
 
 
 def test_many_distinct_words_in_a_message_are_searchable(memory: TrueMem) -> None:
@@ -38,6 +43,49 @@ def test_instances_of_one_process_open_the_same_store_at_once(tmp_url: str) -> N
         assert failures(results) == []
         for store in stores:
             store.close()
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_stores_opening_a_new_database_at_once_agree_on_its_embedder(tmp_url: str) -> None:
+    """PostgreSQL: stores opening a new database at once now and then failed with
+    StorageError (a uniqueness conflict; seen in the test above): each found no embedder
+    recorded yet and inserted its own. Forced here: another opener's insert is pending
+    (uncommitted) when this store looks, and commits while this store's insert waits."""
+    with TrueMem(tmp_url) as store:
+        store.list_memories("ana")  # migrates and records the embedder
+    engine = create_engine(tmp_url, poolclass=NullPool)
+    outcome: list[object] = []
+
+    def open_store() -> None:
+        try:
+            with TrueMem(tmp_url) as store:
+                outcome.append(store.list_memories("ana"))
+        except Exception as exc:  # reported below
+            outcome.append(exc)
+
+    opening = threading.Thread(target=open_store, daemon=True)
+    with engine.begin() as conn:
+        recorded = [dict(row._mapping) for row in conn.execute(select(store_meta))]
+        conn.execute(delete(store_meta))
+    with engine.connect() as other, engine.connect() as watch:
+        other.begin()
+        other.execute(insert(store_meta), recorded)  # another opener, not committed yet
+        opening.start()
+        for _ in range(1200):  # until this store's insert waits for the other's
+            waiting = watch.execute(text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock'")).scalar_one()
+            watch.rollback()  # the view is read once per transaction
+            if waiting:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the store never waited for the other opener's insert")
+        other.commit()
+    opening.join(60)
+    engine.dispose()
+    assert not opening.is_alive()
+    assert outcome == [[]], failures(outcome) or outcome
 
 
 def test_a_statement_the_database_rejects_is_not_reported_as_an_outage(

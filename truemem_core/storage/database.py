@@ -22,6 +22,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -159,13 +160,16 @@ class Database:
         """Record the store's embedder on first use; refuse a different one after."""
         wanted = {"embedding_model": model, "embedding_dimension": str(dimension)}
         async with self._transaction() as conn:
-            rows = await conn.execute(select(store_meta.c.key, store_meta.c.value))
-            stored = {row.key: row.value for row in rows}
+            stored = {row.key: row.value for row in await conn.execute(
+                select(store_meta.c.key, store_meta.c.value))}
             if not stored.keys() & wanted.keys():
-                await conn.execute(
-                    store_meta.insert(), [{"key": k, "value": v} for k, v in wanted.items()]
-                )
-                return
+                # Stores opening a new database at once all find it empty: the first
+                # insert wins, the others keep it and compare with it below.
+                insert = (postgresql if self.dialect == "postgresql" else sqlite).insert
+                await conn.execute(insert(store_meta).on_conflict_do_nothing(),
+                                   [{"key": k, "value": v} for k, v in wanted.items()])
+                stored = {row.key: row.value for row in await conn.execute(
+                    select(store_meta.c.key, store_meta.c.value))}
         found = {k: stored.get(k) for k in wanted}
         if found != wanted:
             raise EmbedderMismatchError(
