@@ -610,19 +610,51 @@ def test_postgres_sends_one_lexical_statement_whatever_the_terms(memory: TrueMem
     statement, which psycopg prepares once per connection and PostgreSQL plans once
     (one statement per number of terms would be planned anew until each was prepared)."""
     memory.add_memory("ana", "Lives in Porto with her sister Zoe")
-    sent: set[str] = set()
+    sent: dict[str, set[str]] = {}
+    mode = ""
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         if "corpus_rows" in statement:
-            sent.add(statement)
+            sent.setdefault(mode, set()).add(statement)
+
+    engine = memory._core.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    found = []
+    try:
+        for query in ("Porto", "sister Zoe", "where did my sister Zoe move, Porto?"):
+            for mode in ("keyword", "trigram", "hybrid"):
+                found.append([hit.memory.text for hit in memory.search("ana", query, mode=mode)])
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert {name: len(statements) for name, statements in sent.items()} == {
+        "keyword": 1, "trigram": 1, "hybrid": 1}, sent
+    # the trigram channel's part is sent only when it runs
+    assert "word_similarity" not in next(iter(sent["keyword"]))
+    assert sent["trigram"] == sent["hybrid"]
+    assert all(texts == ["Lives in Porto with her sister Zoe"] for texts in found), found
+
+
+def test_recall_measures_no_message_text(memory: TrueMem) -> None:
+    """Past messages are weighed by their stored token counts: no statement of a
+    context measures a message's text (a history of long messages would otherwise be
+    read whole on every call), and on PostgreSQL the lexical statement over messages
+    reads no text at all."""
+    memory.record("ana", "before", "I like hiking in the Alps", "Nice")
+    memory.drain(timeout=60)
+    sent: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
 
     engine = memory._core.db.engine.sync_engine
     event.listen(engine, "before_cursor_execute", seen)
     try:
-        found = [[hit.memory.text for hit in memory.search("ana", query, mode=mode)]
-                 for query in ("Porto", "sister Zoe", "where did my sister Zoe move, Porto?")
-                 for mode in ("keyword", "trigram", "hybrid")]
+        context = memory.get_context("ana", "now", "Where did I go hiking?")
     finally:
         event.remove(engine, "before_cursor_execute", seen)
-    assert len(sent) == 1, sent
-    assert all(texts == ["Lives in Porto with her sister Zoe"] for texts in found), found
+    assert context.recalled  # found through the keyword "hiking" and its neighbour
+    assert not [s for s in sent if "length(messages.content)" in s]
+    assert [s for s in sent if "messages.tokens" in s]  # the weighing is there
+    lexical = [s for s in sent if "corpus_rows" in s and "FROM messages" in s]
+    assert len(lexical) == (1 if engine.dialect.name == "postgresql" else 0), lexical
+    assert not [s for s in lexical if "content" in s], lexical

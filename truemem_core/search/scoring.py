@@ -51,9 +51,10 @@ def bm25_rank(
     """BM25 over one user's memories from (memory id, term index, text length) matches.
 
     Memories are short facts where a term rarely occurs twice, so each match
-    counts once; length is in characters. The statistics (document count,
-    average length, document frequencies) are this user's alone: another
-    user's memories never influence the ranking.
+    counts once; length is in the corpus's unit (``Corpus.length``: a memory's
+    characters, a message's tokens), of which only the ratio to the average counts.
+    The statistics (document count, average length, document frequencies) are this
+    user's alone: another user's memories never influence the ranking.
     """
     average = max(float(average_length or 1.0), 1.0)
     weighted = [

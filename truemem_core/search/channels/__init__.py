@@ -65,7 +65,13 @@ class Corpus:
 
     @property
     def length(self) -> ColumnElement[int]:
-        return func.length(self.text).label("length")
+        """A row's length for BM25: a memory's characters; a message's tokens, counted
+        when it was recorded. Messages can be 100,000 characters each and a search
+        weighs every one of the user's: measuring their text on every call would cost
+        the whole history's size, where the stored count costs a column read."""
+        if self.table is memories:
+            return func.length(self.text)
+        return self.table.c.tokens
 
     def bind(self, **params: Any) -> dict[str, Any]:
         """The corpus's parameters and ``params``: what a statement built from it executes with."""

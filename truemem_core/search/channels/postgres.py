@@ -102,11 +102,13 @@ class PostgresChannels:
         if not keyword and not trigram:
             return {name: [] for name, terms in (("keyword", keyword_terms),
                                                  ("trigram", trigram_terms)) if terms is not None}
-        params = corpus.bind(keywords=keyword, trigrams=trigram, threshold=threshold)
+        with_trigrams = trigram_terms is not None
+        params = corpus.bind(keywords=keyword, **(
+            {"trigrams": trigram, "threshold": threshold} if with_trigrams else {}))
         documents, average = 0, None
         words: list[tuple[Any, int, int]] = []
         fuzzy: list[tuple[Any, int, float]] = []
-        for row in await conn.execute(built(corpus, _lexical), params):
+        for row in await conn.execute(built(corpus, _lexical, with_trigrams), params):
             if row.channel == 0:
                 documents, average = int(row.documents), row.average
             elif row.channel == 1:
@@ -134,12 +136,14 @@ def _nearest(corpus: Corpus) -> Select[Any]:
             .limit(bindparam("k")))
 
 
-def _lexical(corpus: Corpus) -> CompoundSelect[Any]:
+def _lexical(corpus: Corpus, fuzzy: bool) -> CompoundSelect[Any]:
     """One row of statistics, then one row per (channel, matching row, term): keyword
-    matches with the row's length, trigram similarities of at least ``threshold``. The
-    terms are bound as two arrays (``keywords``, ``trigrams``, either may be empty), so
-    the statement is the same for any query: psycopg prepares it once per connection,
-    and PostgreSQL plans it once instead of on every call with a new number of terms.
+    matches with the row's length, and with ``fuzzy``, trigram similarities of at least
+    ``threshold``. The terms are bound as arrays (``keywords``, ``trigrams``, either may
+    be empty), so the statement is the same for any query: psycopg prepares it once per
+    connection, and PostgreSQL plans it once instead of on every call with a new number
+    of terms. Without ``fuzzy`` no text is read but for its length, and a message's
+    length is a stored count (``Corpus.length``): conversation recall reads no text.
 
     The user's rows are read once (a materialised CTE), not once per part: they lie on
     about as many heap pages as there are rows, since users' writes interleave. Each
@@ -149,25 +153,30 @@ def _lexical(corpus: Corpus) -> CompoundSelect[Any]:
     of the user's is scored by word_similarity, not `term <% text`: with that, the planner
     would AND the user_id index with the GIN trigram index."""
     rows = select(
-        corpus.table.c.id, corpus.text.label("text"),
+        corpus.table.c.id, corpus.length.label("length"),
         literal_column(f"{corpus.table.name}.search_vector").label("search_vector"),
+        *([corpus.text.label("text")] if fuzzy else []),
     ).where(*corpus.where).cte("corpus_rows").prefix_with("MATERIALIZED")
     keywords = _terms("keywords")
     parsed = select((keywords.c.n - 1).label("term"), _tsquery(keywords.c.term).label("query")
                     ).cte("keyword_queries").prefix_with("MATERIALIZED")
-    trigrams = _terms("trigrams")
-    similarities = select(
-        rows.c.id, (trigrams.c.n - 1).label("term"),
-        func.word_similarity(trigrams.c.term, rows.c.text).label("value"),
-    ).select_from(rows.join(trigrams, true())).subquery("similarities")
-    return union_all(
-        _part(0, corpus, documents=func.count(), average=func.avg(func.length(rows.c.text)))
+    parts = [
+        _part(0, corpus, documents=func.count(), average=func.avg(rows.c.length))
         .select_from(rows),
-        _part(1, corpus, id=rows.c.id, term=parsed.c.term, length=func.length(rows.c.text))
+        _part(1, corpus, id=rows.c.id, term=parsed.c.term, length=rows.c.length)
         .select_from(rows.join(parsed, func.ts_match_vq(rows.c.search_vector, parsed.c.query))),
-        _part(2, corpus, id=similarities.c.id, term=similarities.c.term, value=similarities.c.value)
-        .where(similarities.c.value >= bindparam("threshold", type_=Float)),
-    )
+    ]
+    if fuzzy:
+        trigrams = _terms("trigrams")
+        similarities = select(
+            rows.c.id, (trigrams.c.n - 1).label("term"),
+            func.word_similarity(trigrams.c.term, rows.c.text).label("value"),
+        ).select_from(rows.join(trigrams, true())).subquery("similarities")
+        parts.append(
+            _part(2, corpus, id=similarities.c.id, term=similarities.c.term,
+                  value=similarities.c.value)
+            .where(similarities.c.value >= bindparam("threshold", type_=Float)))
+    return union_all(*parts)
 
 
 def _terms(name: str) -> Any:

@@ -194,8 +194,8 @@ def _keyword(corpus: Corpus, terms: int) -> Select[Any]:
     """(id, term number, length) per keyword match, with the corpus's statistics."""
     index = _Index.of(corpus)
     matched = _per_term(index, terms)
-    return (select(corpus.table.c.id, matched.c.term, corpus.length, _documents(corpus),
-                   _average_length(corpus))
+    return (select(corpus.table.c.id, matched.c.term, corpus.length.label("length"),
+                   _documents(corpus), _average_length(corpus))
             .select_from(_joined(corpus, index, matched))
             .where(*corpus.where))
 
@@ -239,7 +239,7 @@ def _documents(corpus: Corpus) -> ColumnElement[int]:
 
 
 def _average_length(corpus: Corpus) -> ColumnElement[float]:
-    return (select(func.avg(func.length(corpus.text))).where(*corpus.where).correlate(None)
+    return (select(func.avg(corpus.length)).where(*corpus.where).correlate(None)
             .scalar_subquery().label("average"))
 
 
