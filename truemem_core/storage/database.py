@@ -159,17 +159,16 @@ class Database:
     async def _check_embedder(self, model: str, dimension: int) -> None:
         """Record the store's embedder on first use; refuse a different one after."""
         wanted = {"embedding_model": model, "embedding_dimension": str(dimension)}
+        read = select(store_meta.c.key, store_meta.c.value)
         async with self._transaction() as conn:
-            stored = {row.key: row.value for row in await conn.execute(
-                select(store_meta.c.key, store_meta.c.value))}
+            stored = {row.key: row.value for row in await conn.execute(read)}
             if not stored.keys() & wanted.keys():
                 # Stores opening a new database at once all find it empty: the first
                 # insert wins, the others keep it and compare with it below.
                 insert = (postgresql if self.dialect == "postgresql" else sqlite).insert
                 await conn.execute(insert(store_meta).on_conflict_do_nothing(),
                                    [{"key": k, "value": v} for k, v in wanted.items()])
-                stored = {row.key: row.value for row in await conn.execute(
-                    select(store_meta.c.key, store_meta.c.value))}
+                stored = {row.key: row.value for row in await conn.execute(read)}
         found = {k: stored.get(k) for k in wanted}
         if found != wanted:
             raise EmbedderMismatchError(
