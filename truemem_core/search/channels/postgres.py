@@ -136,13 +136,13 @@ def _nearest(corpus: Corpus) -> Select[Any]:
             .limit(bindparam("k")))
 
 
-def _lexical(corpus: Corpus, fuzzy: bool) -> CompoundSelect[Any]:
+def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:
     """One row of statistics, then one row per (channel, matching row, term): keyword
-    matches with the row's length, and with ``fuzzy``, trigram similarities of at least
-    ``threshold``. The terms are bound as arrays (``keywords``, ``trigrams``, either may
+    matches with the row's length, and ``with_trigrams`` the trigram similarities of at
+    least ``threshold``. The terms are bound as arrays (``keywords``, ``trigrams``, either may
     be empty), so the statement is the same for any query: psycopg prepares it once per
     connection, and PostgreSQL plans it once instead of on every call with a new number
-    of terms. Without ``fuzzy`` no text is read but for its length, and a message's
+    of terms. Without trigrams no text is read but for its length, and a message's
     length is a stored count (``Corpus.length``): conversation recall reads no text.
 
     The user's rows are read once (a materialised CTE), not once per part: they lie on
@@ -155,7 +155,7 @@ def _lexical(corpus: Corpus, fuzzy: bool) -> CompoundSelect[Any]:
     rows = select(
         corpus.table.c.id, corpus.length.label("length"),
         literal_column(f"{corpus.table.name}.search_vector").label("search_vector"),
-        *([corpus.text.label("text")] if fuzzy else []),
+        *([corpus.text.label("text")] if with_trigrams else []),
     ).where(*corpus.where).cte("corpus_rows").prefix_with("MATERIALIZED")
     keywords = _terms("keywords")
     parsed = select((keywords.c.n - 1).label("term"), _tsquery(keywords.c.term).label("query")
@@ -166,7 +166,7 @@ def _lexical(corpus: Corpus, fuzzy: bool) -> CompoundSelect[Any]:
         _part(1, corpus, id=rows.c.id, term=parsed.c.term, length=rows.c.length)
         .select_from(rows.join(parsed, func.ts_match_vq(rows.c.search_vector, parsed.c.query))),
     ]
-    if fuzzy:
+    if with_trigrams:
         trigrams = _terms("trigrams")
         similarities = select(
             rows.c.id, (trigrams.c.n - 1).label("term"),
