@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from alembic import op
+
 INDEXED_CHARS = 10_000
 """Since 0012, a message is searchable by the words of its first 10,000 characters
 (about 2,500 tokens). A context serves a past message's first ``recall_turn_tokens``
@@ -39,12 +41,15 @@ def head(column: str) -> str:
     return f"substr({column}, 1, {INDEXED_CHARS})"
 
 
+POSTGRES_DROP = ["ALTER TABLE messages DROP COLUMN IF EXISTS search_vector"]
+
+
 def postgres_column(indexed: Expression) -> list[str]:
     """(Re)create ``messages.search_vector`` over ``indexed(content)``; PostgreSQL
     computes it for every message already stored."""
     text = indexed("content")
     return [
-        "ALTER TABLE messages DROP COLUMN IF EXISTS search_vector",
+        *POSTGRES_DROP,
         f"""ALTER TABLE messages ADD COLUMN search_vector tsvector
            GENERATED ALWAYS AS (
                to_tsvector('english'::regconfig, {text})
@@ -53,9 +58,6 @@ def postgres_column(indexed: Expression) -> list[str]:
     ]
 
 
-POSTGRES_DROP = ["ALTER TABLE messages DROP COLUMN IF EXISTS search_vector"]
-
-_TABLES = ("messages_fts",)
 _SLOT = "(slot << 32)"
 _LAST = f"{_SLOT} + 4294967295"
 
@@ -68,16 +70,14 @@ def sqlite_index(indexed: Expression) -> list[str]:
     INSERT INTO messages_fts_ids(rowid, message_id)
     SELECT coalesce((SELECT max(rowid) FROM messages_fts_ids
                      WHERE rowid BETWEEN {_SLOT} AND {_LAST}), {_SLOT}) + 1, new.id
-    FROM messages_fts_users WHERE user_id = new.user_id;{"".join(f'''
-    INSERT INTO {table}(rowid, text)
-    SELECT rowid, {indexed("new.content")} FROM messages_fts_ids WHERE message_id = new.id;'''
-    for table in _TABLES)}"""
+    FROM messages_fts_users WHERE user_id = new.user_id;
+    INSERT INTO messages_fts(rowid, text)
+    SELECT rowid, {indexed("new.content")} FROM messages_fts_ids WHERE message_id = new.id;"""
     # The 'delete' command of a contentless FTS5 table needs the exact indexed text.
-    forget = f"""{"".join(f'''
-    INSERT INTO {table}({table}, rowid, text)
+    forget = f"""
+    INSERT INTO messages_fts(messages_fts, rowid, text)
     SELECT 'delete', rowid, {indexed("old.content")} FROM messages_fts_ids
-    WHERE message_id = old.id;'''
-    for table in _TABLES)}
+    WHERE message_id = old.id;
     DELETE FROM messages_fts_ids WHERE message_id = old.id;
     DELETE FROM messages_fts_users WHERE user_id = old.user_id
         AND NOT EXISTS (SELECT 1 FROM messages WHERE user_id = old.user_id);"""
@@ -96,10 +96,9 @@ def sqlite_index(indexed: Expression) -> list[str]:
         f"""INSERT INTO messages_fts_ids(rowid, message_id)
             SELECT {_SLOT} + row_number() OVER (PARTITION BY m.user_id ORDER BY m.id), m.id
             FROM messages m JOIN messages_fts_users u ON u.user_id = m.user_id""",
-        *(statement for table in _TABLES for statement in (
-            f"INSERT INTO {table}({table}) VALUES ('delete-all')",
-            f"""INSERT INTO {table}(rowid, text) SELECT i.rowid, {indexed("m.content")}
-                FROM messages_fts_ids i JOIN messages m ON m.id = i.message_id""")),
+        "INSERT INTO messages_fts(messages_fts) VALUES ('delete-all')",
+        f"""INSERT INTO messages_fts(rowid, text) SELECT i.rowid, {indexed("m.content")}
+            FROM messages_fts_ids i JOIN messages m ON m.id = i.message_id""",
         f"CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN{index}\n    END",
         f"CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN{forget}\n    END",
     ]
@@ -108,8 +107,9 @@ def sqlite_index(indexed: Expression) -> list[str]:
 SQLITE_DROP = [
     "DROP TRIGGER IF EXISTS messages_search_insert",
     "DROP TRIGGER IF EXISTS messages_search_delete",
-    *(f"DROP TABLE IF EXISTS {table}" for table in (
-        *_TABLES, "messages_fts_ids", "messages_fts_users")),
+    "DROP TABLE IF EXISTS messages_fts",
+    "DROP TABLE IF EXISTS messages_fts_ids",
+    "DROP TABLE IF EXISTS messages_fts_users",
 ]
 
 
@@ -124,7 +124,5 @@ def drop() -> None:
 
 
 def _run(postgres: list[str], sqlite: list[str]) -> None:
-    from alembic import op
-
     for statement in postgres if op.get_bind().dialect.name == "postgresql" else sqlite:
         op.execute(statement)
