@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from _common import create_database
 from sqlalchemy import create_engine, select
@@ -358,6 +358,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+class Phases(NamedTuple):
+    idle: list[float]
+    busy: list[float]
+
+
 @dataclass
 class Probe:
     """Another user's ``list_memories`` times (ms), idle and during a hostile flood."""
@@ -367,8 +372,10 @@ class Probe:
     contexts: int  # hostile get_context calls during the busy probe
     records: int  # hostile record calls (each queues extraction and summary jobs)
     load: float  # 1-minute load average when the probe started
-    late_here: list[float]  # how late a 1 ms sleep woke (ms), in a thread of this process
-    late_apart: list[float]  # the same in a separate process, at the same time
+    # how late a 1 ms sleep woke (ms) in a thread of this process and in a separate
+    # process, idle and during the flood (``Sleepers``)
+    late_here: Phases
+    late_apart: Phases
     apart: bool = False  # the flood came from a separate process
     # share of each phase that TrueMem's loop thread spent ready to run but without a
     # core (the kernel's run-queue wait; None where /proc has no schedstat)
@@ -418,11 +425,17 @@ print(json.dumps(late))
 """
 
 
+CONTROL_S = 1.0  # how long the sleepers run after each phase's probe calls
+
+
 class Sleepers:
     """1 ms sleeps in a thread of this process and in a separate process, side by side.
 
     Both wake late when the cores are busy; only the one here also waits for the GIL,
     so the difference is what this process's own threads cost another thread of it.
+    They run after each phase's probe calls, not beside them: waking a thousand times a
+    second, the thread here takes the GIL from the loop thread as often, which made the
+    probe's calls during the flood slower still (p99 up to twice that without them).
     """
 
     def __enter__(self) -> Sleepers:
@@ -492,6 +505,8 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
         began = reading()
         idle = probe()
         queued_idle = queued_share(began, reading())
+        with Sleepers() as idle_sleepers:
+            time.sleep(CONTROL_S)
         done = threading.Event()
         calls = Counter[str]()
 
@@ -515,11 +530,11 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
             thread = threading.Thread(target=flood, daemon=True)
             thread.start()
         time.sleep(0.2)
+        began = reading()
+        busy = probe()
+        queued_busy = queued_share(began, reading())
         with Sleepers() as sleepers:
-            time.sleep(0.2)  # starting the sleepers' process is not the flood's work
-            began = reading()
-            busy = probe()
-            queued_busy = queued_share(began, reading())
+            time.sleep(CONTROL_S)
         if apart:
             out, _ = flooder.communicate("", timeout=300)
             calls.update(json.loads(out.splitlines()[-1]))
@@ -527,7 +542,8 @@ def latency(url: str, samples: int, flood_with: tuple[str, ...] = ("get_context"
             done.set()
             thread.join(120)
     return Probe(idle, busy, calls["get_context"], calls["record"], load,
-                 sleepers.here, sleepers.there, apart, queued_idle, queued_busy)
+                 Phases(idle_sleepers.here, sleepers.here),
+                 Phases(idle_sleepers.there, sleepers.there), apart, queued_idle, queued_busy)
 
 
 # -- main ------------------------------------------------------------------------------
@@ -583,6 +599,10 @@ def scenarios(stores: Stores, backend: str, args: argparse.Namespace, workdir: P
     return rows
 
 
+def _phases(late: Phases) -> str:
+    return f"{percentile(late.idle, 0.99):.1f} -> {percentile(late.busy, 0.99):.1f}"
+
+
 def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
     head = ("scenario", "backend", "calls", "accepted", "lost", "dup", "leaks", "failed erase",
             "untyped", "internals", "errors by type")
@@ -603,8 +623,8 @@ def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
                   f"{' from another process' if p.apart else ''}: "
                   f"p50 {statistics.median(p.busy):.1f} ms p99 {percentile(p.busy, 0.99):.1f} ms "
                   f"= {p.ratio:.1f}x idle (target p99 <= 3x idle: {verdict}); a 1 ms sleep "
-                  f"woke late by p99 {percentile(p.late_here, 0.99):.1f} ms in this process, "
-                  f"{percentile(p.late_apart, 0.99):.1f} ms in another"
+                  f"woke late by p99 {_phases(p.late_here)} ms in this process, "
+                  f"{_phases(p.late_apart)} ms in another (idle -> flood)"
                   + ("" if p.loop_queued_idle is None or p.loop_queued_busy is None else
                      f"; TrueMem's loop thread waited for a core {p.loop_queued_idle:.0%} of "
                      f"the time idle, {p.loop_queued_busy:.0%} during the flood"))

@@ -14,7 +14,8 @@ from sqlalchemy import select
 
 from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.embeddings import TiktokenCounter, TokenCounter
-from truemem_core.records import Context, fact_line, turn_line
+from truemem_core.records import Context, RecalledTurn, fact_line, turn_line
+from truemem_core.search.recall import recall
 from truemem_core.storage.schema import messages
 
 MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
@@ -160,6 +161,38 @@ def test_a_long_message_is_counted_when_recorded_not_again_in_each_context(
     assert counter.lengths and max(counter.lengths) < 10_000, max(counter.lengths)
     assert context.tokens == sum(counter.tiktoken.count(m["content"])
                                  for m in context.to_messages())
+
+
+def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
+    store_url: str,
+) -> None:
+    """A recalled turn is served as its first ``recall_turn_tokens`` tokens, so recall
+    reads 32 characters a token of it and no more: a history of 100,000-character
+    messages cost each context megabytes read and decoded on the loop every user shares."""
+    document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
+    said = f"Kyoto contract: {document}"
+    settings = Settings(recall_turn_tokens=100)
+    with TrueMem(store_url, settings=settings) as memory:
+        memory.record("ana", "old", said, "Filed.")
+        memory.drain()
+        stored = rows(memory, select(messages.c.tokens).where(messages.c.content == said))
+
+        async def recalled() -> list[RecalledTurn]:
+            async with memory._core.db.autocommit() as conn:
+                return await recall(conn, memory._core.memories.env.channels, "ana", "now",
+                                    "the Kyoto contract clause77",
+                                    memory._core.embedder.embed(["the Kyoto contract"])[0],
+                                    settings)
+
+        turns = {turn.content[:14]: turn for turn in memory._run(recalled())}
+        context = memory.get_context("ana", "now", "the Kyoto contract clause77")
+    head = turns["Kyoto contract"]
+    assert head.content == said[:3200]  # 32 characters a token
+    assert head.tokens == stored[0].tokens > 100  # the whole message's count
+    assert turns["Filed."].content == "Filed."
+    served = next(t for t in context.recalled if t.message_id == head.message_id)
+    assert served.content.endswith(" …") and 90 <= served.tokens <= 100
+    assert said.startswith(served.content.removesuffix(" …"))
 
 
 def test_critical_memories_come_on_top_of_the_budget(store_url: str) -> None:

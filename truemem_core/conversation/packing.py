@@ -73,13 +73,16 @@ def pack(
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:
-    """``turn`` with its content cut to at most ``most`` tokens, at a word, ending in "…"."""
-    if turn.tokens <= most and count(turn.content) <= most:
-        return turn
+    """``turn`` with its content cut to at most ``most`` tokens, at a word, ending in "…".
+
+    ``turn.tokens`` counts the whole message (when it was recorded); its content may be
+    the head of it that recall read (``search.recall``): either way only that is counted.
+    """
     text = turn.content
-    # From the stored count (taken when the turn was recorded), not a count of the whole
-    # text: a pasted document is 100,000 characters, and only its head is served.
-    size = len(text) * most // max(turn.tokens, 1)
+    if turn.tokens <= most and count(text) <= most:
+        return turn
+    # a first cut at the text's own characters per token, shrunk until it fits
+    size = len(text) * most // max(count(text), 1)
     while size > 1 and count(text[:size] + " …") > most:
         size = size * 9 // 10
     cut = text[:size].rstrip()

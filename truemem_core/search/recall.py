@@ -13,13 +13,22 @@ at a fraction of the cost; a misspelt word finds memories, not past turns.
 The last ``recent_messages`` of the current session are left out: the context
 already carries them verbatim. Earlier messages of that
 session, and every other session, are in.
+
+A recalled turn is served as its first ``recall_turn_tokens`` tokens
+(``conversation.packing``), so the search reads only the head of each:
+``HEAD_CHARS_PER_TOKEN`` characters per token of that setting (4,800 by default;
+English runs about four a token). A history of 100,000-character messages then
+costs a context what a history of short ones does, not megabytes read and
+decoded on the loop that serves every user.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
+from functools import cache
+from typing import Any
 
-from sqlalchemy import bindparam
+from sqlalchemy import ColumnElement, bindparam, func, literal
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -29,8 +38,15 @@ from truemem_core.search.channels import Channels, past_turns_of
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
-_TURN_COLUMNS = (messages.c.id, messages.c.session_id, messages.c.role, messages.c.content,
-                 messages.c.created_at, messages.c.tokens)
+HEAD_CHARS_PER_TOKEN = 32
+
+
+@cache
+def _turn_columns(turn_tokens: int) -> tuple[ColumnElement[Any], ...]:
+    """A recalled turn's columns, its content read up to its head (see above)."""
+    head = func.substr(messages.c.content, 1, literal(turn_tokens * HEAD_CHARS_PER_TOKEN))
+    return (messages.c.id, messages.c.session_id, messages.c.role, head.label("content"),
+            messages.c.created_at, messages.c.tokens)
 
 
 async def recall(
@@ -47,7 +63,8 @@ async def recall(
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     hits = await hybrid.run(conn, channels, corpus, query, vector, k=settings.recall_k,
-                            mode="hybrid", settings=lexical, columns=_TURN_COLUMNS)
+                            mode="hybrid", settings=lexical,
+                            columns=_turn_columns(settings.recall_turn_tokens))
     return [RecalledTurn(hit.row.id, hit.row.session_id, hit.row.role, hit.row.content,
                          hit.row.created_at, hit.score, hit.row.tokens, hit.scores, hit.ranks)
             for hit in hits]
