@@ -346,6 +346,47 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
     assert 5 < summarized < 35  # the threshold was passed, and not by every batch
 
 
+async def nearest_with_the_embedding_to_come(url: str) -> list[tuple[list[str], Any, Any]]:
+    """Each corpus's nearest rows given the query's embedding, and given it still to
+    come, with the order in which the statement ran and the embedding was awaited."""
+    db = Database(resolve_url(url), embedder=None)
+    channels = channels_for_dialect(db.dialect)
+    vector = default_embedder().embed(["Porto sushi with my sister Zoe"])[0]
+    happened: list[str] = []
+
+    def statement(*_args: Any) -> None:
+        happened.append("statement")
+
+    async def embedding() -> Any:
+        happened.append("embedding awaited")
+        return vector
+
+    found = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", statement)
+    try:
+        async with db.autocommit() as conn:
+            for corpus in (memories_of("ana"), past_turns_of("bob", "past", 4)):
+                given = await channels.nearest(conn, corpus, vector, 5)
+                happened.clear()
+                to_come = await channels.nearest(conn, corpus, embedding(), 5)
+                found.append((list(happened), to_come, given))
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", statement)
+        await db.close()
+    return found
+
+
+def test_sqlite_reads_the_vectors_while_the_query_is_still_being_embedded(
+    random_store: str, backend: str,
+) -> None:
+    """SQLite ranks in NumPy over the user's vectors, which it reads before it waits for
+    the query's embedding; PostgreSQL's statement needs the embedding."""
+    for happened, to_come, given in asyncio.run(nearest_with_the_embedding_to_come(random_store)):
+        assert to_come == given and len(given) == 5
+        assert happened == (["statement", "embedding awaited"] if backend == "sqlite"
+                            else ["embedding awaited", "statement"])
+
+
 async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
     """Searches with their rows read and without (then read by id), how many more
     statements the first sent, and whether the neighbours were looked for; random

@@ -23,13 +23,13 @@ mode asks for, then fuse.
 A single-channel mode returns that channel's top ``k`` with its own scores.
 
 Given ``columns``, each hit comes with its row (``Fused.row``), read in the
-neighbours' statement: after the embedding, a search is two round trips.
+neighbours' statement: after the embedding, a search is two round trips (one on
+SQLite, which reads the user's vectors while the query is embedded).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
@@ -88,8 +88,7 @@ async def run(
     if "vector" in wanted:
         if vector is None:
             raise ValueError("the vector channel needs the query's embedding")
-        if inspect.isawaitable(vector):
-            vector = await vector
+        # still unembedded, maybe: a backend reads what it can before it waits
         rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
     if not hybrid:
         found = single(mode, rankings[mode], limit=k)

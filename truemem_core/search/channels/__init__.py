@@ -14,7 +14,7 @@ share their statements.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -191,10 +191,12 @@ def _past_turns() -> tuple[ColumnElement[bool], ...]:
 
 class Channels(Protocol):
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
     ) -> list[tuple[Any, float]]:
         """The corpus's ``k`` rows most similar to ``query``: (id, cosine), best first.
-        Rows without an embedding yet (messages waiting for their job) are left out."""
+        Rows without an embedding yet (messages waiting for their job) are left out.
+        Given the query's embedding still to come, a backend does what it can before
+        it waits for it."""
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int

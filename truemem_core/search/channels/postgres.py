@@ -18,7 +18,8 @@ statement (``lexical``); each channel alone is that statement with one part.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -66,8 +67,10 @@ def _tsquery(term: ColumnElement[str]) -> ColumnElement[Any]:
 
 class PostgresChannels:
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
     ) -> list[tuple[Any, float]]:
+        if inspect.isawaitable(query):  # the statement needs it
+            query = await query
         stmt = built(corpus, _nearest)
         return [(row.id, float(row.score))
                 for row in await conn.execute(stmt, corpus.bind(query=query, k=k))]

@@ -20,7 +20,8 @@ them; beyond that, the best by FTS5's overlap rank.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -127,10 +128,11 @@ class SQLiteChannels:
         return found
 
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector, k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
     ) -> list[tuple[Any, float]]:
-        stmt = built(corpus, _vectors)
-        return _top_k((await conn.execute(stmt, corpus.params)).all(), query, k)
+        # the user's vectors are read while the query may still be being embedded
+        rows = (await conn.execute(built(corpus, _vectors), corpus.params)).all()
+        return _top_k(rows, await query if inspect.isawaitable(query) else query, k)
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
