@@ -13,6 +13,7 @@ share their statements.
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -187,6 +188,11 @@ def _past_turns() -> tuple[ColumnElement[bool], ...]:
     in_window = and_(messages.c.session_id == session,
                      messages.c.id >= func.coalesce(first_recent, 0))
     return (messages.c.user_id == user, not_(in_window))
+
+
+async def awaited(query: Vector | Awaitable[Vector]) -> Vector:
+    """The query's embedding, waited for if it is still being computed."""
+    return await query if inspect.isawaitable(query) else query
 
 
 class Channels(Protocol):

@@ -18,7 +18,6 @@ statement (``lexical``); each channel alone is that statement with one part.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
@@ -46,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import TypeEngine
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus, built
+from truemem_core.search.channels import Corpus, awaited, built
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import EmbeddingType
 
@@ -69,11 +68,9 @@ class PostgresChannels:
     async def nearest(
         self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
     ) -> list[tuple[Any, float]]:
-        if inspect.isawaitable(query):  # the statement needs it
-            query = await query
-        stmt = built(corpus, _nearest)
-        return [(row.id, float(row.score))
-                for row in await conn.execute(stmt, corpus.bind(query=query, k=k))]
+        stmt = built(corpus, _nearest)  # it needs the embedding
+        bound = corpus.bind(query=await awaited(query), k=k)
+        return [(row.id, float(row.score)) for row in await conn.execute(stmt, bound)]
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int

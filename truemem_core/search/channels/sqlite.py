@@ -20,7 +20,6 @@ them; beyond that, the best by FTS5's overlap rank.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -51,7 +50,7 @@ from sqlalchemy.sql.expression import ColumnClause
 from sqlalchemy.types import NullType
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus, built
+from truemem_core.search.channels import Corpus, awaited, built
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import memories
@@ -132,7 +131,7 @@ class SQLiteChannels:
     ) -> list[tuple[Any, float]]:
         # the user's vectors are read while the query may still be being embedded
         rows = (await conn.execute(built(corpus, _vectors), corpus.params)).all()
-        return _top_k(rows, await query if inspect.isawaitable(query) else query, k)
+        return _top_k(rows, await awaited(query), k)
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
