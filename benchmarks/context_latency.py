@@ -66,6 +66,7 @@ from _common import (
     machine_info,
     markdown_table,
     open_store,
+    parse_overrides,
     percentiles,
     postgres_url,
     progress,
@@ -305,7 +306,7 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
                 embedder: Embedder, lines: Lines) -> Result:
     result = Result(label, data.users, data.per_user, min(args.sessions, data.users),
                     args.messages, loadavg_before=loadavg())
-    settings = Settings()
+    settings = Settings(**parse_overrides(args.set))
     memory = open_store(url, embedder, settings)
     engine = bulk_engine(url)
     try:
@@ -454,6 +455,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--drain-timeout", type=float, default=600.0,
                         help="seconds to wait for the background jobs after record")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a Settings field for the runs (e.g. embedding_threads=1)")
     parser.add_argument("--tmpdir", help="where the SQLite file goes (default: system temp)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
     args = parser.parse_args(argv)
@@ -473,7 +476,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     machine = machine_info()
-    settings = Settings()
+    settings = Settings(**parse_overrides(args.set))
     embedder = default_embedder(settings.embedding_threads)  # what TrueMem uses by default
     progress(f"dataset: {args.users:,} users x {args.per_user} memories; {args.sessions} "
              f"users x 2 sessions x {args.messages} messages")
@@ -499,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{args.messages} messages (current session: all but the last "
           f"{settings.recent_messages} folded into a summary); search k={settings.search_k}; "
           f"{args.queries:,} get_context and {args.records:,} record calls after "
-          f"{args.warmup} warm-up each")
+          f"{args.warmup} warm-up each; settings {parse_overrides(args.set) or 'default'}")
     print("load s: " + ", ".join(
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")
