@@ -37,8 +37,9 @@ from elsewhere on the machine touches them alike.
 
 Embeddings: the distinct memory texts are embedded once, up front (timed and printed),
 and every system's embedder answers those texts from that cache, so ingest figures are
-the systems' own cost without the model; queries are never cached (each search embeds
-its query through the system's own path).
+the systems' own cost without the model; queries are never cached: each round's query
+is distinct ("... (question N)") and each TrueMem measure has an instance of its own,
+so each search embeds its query through the system's own path.
 
 The peers' dependencies (openai, qdrant-client, posthog, langgraph, ...) stay out of the
 project's environment: the script runs in its own virtual environment,
@@ -222,17 +223,20 @@ def build_data(args: argparse.Namespace, embedder: Embedder, below: float) -> Da
 
 @dataclass(frozen=True)
 class Round:
+    number: int
     user_index: int
     query_index: int
 
     @property
     def query(self) -> str:
-        return QUERIES[self.query_index]
+        """One of ``QUERIES``, made distinct per round: no system's query cache (TrueMem
+        keeps the embeddings of recent messages) answers a later round."""
+        return f"{QUERIES[self.query_index]} (question {self.number})"
 
 
 def rounds(users: int, count: int, seed: int) -> list[Round]:
     rng = random.Random(seed + 2)
-    return [Round(rng.randrange(users), rng.randrange(len(QUERIES))) for _ in range(count)]
+    return [Round(n, rng.randrange(users), rng.randrange(len(QUERIES))) for n in range(count)]
 
 
 class Truth:
@@ -242,16 +246,15 @@ class Truth:
 
     def __init__(self, data: Data, embedder: CachedEmbedder, query_vectors: Any, k: int):
         self.data, self.table, self.query_vectors, self.k = data, embedder.table, \
-            query_vectors, k
-        self.memo: dict[tuple[str, int, int], frozenset[str]] = {}
+            query_vectors, k  # query_vectors: one per round, by its number
+        self.memo: dict[tuple[str, int], frozenset[str]] = {}
 
     def __call__(self, ingest: Ingest, r: Round) -> frozenset[str]:
-        key = (ingest.system, r.user_index, r.query_index)
+        key = (ingest.system, r.number)
         if key not in self.memo:
             texts = (ingest.live[r.user_index] if ingest.live is not None
                      else self.data.user_texts(r.user_index))
-            scores = np.stack([self.table[t] for t in texts]) @ self.query_vectors[
-                r.query_index]
+            scores = np.stack([self.table[t] for t in texts]) @ self.query_vectors[r.number]
             top = np.argsort(-scores, kind="stable")[:self.k]
             self.memo[key] = frozenset(texts[i] for i in top)
         return self.memo[key]
@@ -339,18 +342,29 @@ def truemem_system(
     ingest.stored = sum(len(texts) for texts in ingest.live)
     k = min(settings.search_k, per_user)
 
+    def reader() -> TrueMem:
+        # each measure on a TrueMem of its own, over the same store: an instance
+        # remembers its recent queries' embeddings, and the three measures of a round
+        # ask the same query, which would be embedded by the first alone
+        return stack.enter_context(TrueMem(url, embedder=embedder, settings=settings))
+
     def search(mode: str) -> Search:
-        return lambda user, query: [hit.memory.text for hit in memory.search(
+        instance = reader()
+        return lambda user, query: [hit.memory.text for hit in instance.search(
             user, query, k=k, mode=mode)]  # type: ignore[arg-type]
 
-    def context(user: str, query: str) -> list[str]:
-        memory.get_context(user, f"peers-{user}", query)
-        return []
+    def context() -> Search:
+        instance = reader()
+
+        def call(user: str, query: str) -> list[str]:
+            instance.get_context(user, f"peers-{user}", query)
+            return []
+        return call
 
     return ingest, [
         Measure(f"TrueMem {label}, hybrid", name, search("hybrid")),
         Measure(f"TrueMem {label}, vector", name, search("vector")),
-        Measure(f"TrueMem {label}, get_context", name, context, kind="context"),
+        Measure(f"TrueMem {label}, get_context", name, context(), kind="context"),
     ]
 
 
@@ -550,8 +564,8 @@ def run(args: argparse.Namespace) -> int:
     data = build_data(args, model, below)
     embedder = CachedEmbedder(model, data.texts, data.vectors)
     k = min(settings.search_k, args.per_user)
-    truth = Truth(data, embedder, normalize(model.embed(list(QUERIES))), k)
     plan = rounds(args.users, args.warmup + args.queries, args.seed)
+    truth = Truth(data, embedder, normalize(model.embed([r.query for r in plan])), k)
     ingests: dict[str, Ingest] = {}
     measures: list[Measure] = []
     server: dict[str, str] = {}

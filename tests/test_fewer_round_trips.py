@@ -11,6 +11,7 @@
   own; the drivers' connections are in autocommit mode on both databases, and a
   transaction is TrueMem's own BEGIN ... COMMIT, still one.
 * SQLite: one trip to aiosqlite's thread per statement.
+* ``search`` embeds its query while its lexical channels run.
 * The query-embedding cache never returns another text's vector; a message
   ``get_context`` embedded is not embedded again by its extraction job.
 * ``get_context`` builds each of its statements once, not per call, and reads its
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -385,6 +387,48 @@ def test_sqlite_reads_the_vectors_while_the_query_is_still_being_embedded(
         assert to_come == given and len(given) == 5
         assert happened == (["statement", "embedding awaited"] if backend == "sqlite"
                             else ["embedding awaited", "statement"])
+
+
+class WaitsForAStatement:
+    """The built-in model; once ``gated``, it embeds only after a statement has been sent
+    (or after five seconds without one), noting which came first."""
+
+    def __init__(self) -> None:
+        self.model = default_embedder()
+        self.model_name, self.dimension = self.model.model_name, self.model.dimension
+        self.gated = False
+        self.statement = threading.Event()
+        self.came_first: list[bool] = []
+
+    def sent(self, *_args: Any) -> None:
+        self.statement.set()
+
+    def embed(self, texts: list[str]) -> Any:
+        if self.gated:
+            self.came_first.append(self.statement.wait(timeout=5))
+        return self.model.embed(texts)
+
+
+def test_search_embeds_the_query_while_its_lexical_channels_run(store_url: str) -> None:
+    """``search`` without a vector starts the embedding and runs the lexical channels
+    meanwhile (a chain before: embed, then every statement), with the same answer."""
+    embedder = WaitsForAStatement()
+    query = "peanut allergy in Porto"
+    with TrueMem(store_url, embedder=embedder) as memory:
+        for text in ("Is allergic to peanuts", "Lives in Porto", "Plays jazz piano"):
+            memory.add_memory("ana", text)
+        embedder.gated = True
+        event.listen(Engine, "before_cursor_execute", embedder.sent)
+        try:
+            found = memory.search("ana", query)
+        finally:
+            event.remove(Engine, "before_cursor_execute", embedder.sent)
+        embedder.gated = False
+        again = memory.search("ana", query)  # its vector from the query cache, at once
+    assert embedder.came_first == [True]
+    assert [(h.memory.id, h.score, h.ranks) for h in found] == [
+        (h.memory.id, h.score, h.ranks) for h in again]
+    assert found[0].memory.text == "Is allergic to peanuts"
 
 
 async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:

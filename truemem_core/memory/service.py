@@ -336,7 +336,8 @@ class MemoryStore:
 
         In hybrid and vector mode a user with fewer than k memories gets all of them.
         ``vector``: the query's embedding, when the caller has it (or will: an awaitable
-        is awaited after the lexical channels have run).
+        is awaited after the lexical channels have run). Without it, the query is
+        embedded while the lexical channels run.
         """
         user = self.check_user(user_id)
         text = check_text(query, "query", self.settings.max_message_chars,
@@ -348,10 +349,15 @@ class MemoryStore:
             include_archived=include_archived, created_after=created_after,
             created_before=created_before, as_of=as_of, valid_at=valid_at,
         )
+        embedding = None
         if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
-            vector = await self.embed_query(text)
-        async with self.db.autocommit() as conn:
-            hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
-                                    vector, k=k, mode=mode, settings=self.settings,
-                                    columns=rows.MEMORY_COLUMNS)
+            vector = embedding = asyncio.ensure_future(self.embed_query(text))
+        try:
+            async with self.db.autocommit() as conn:
+                hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters),
+                                        text, vector, k=k, mode=mode, settings=self.settings,
+                                        columns=rows.MEMORY_COLUMNS)
+        finally:
+            if embedding is not None:  # never left running
+                await asyncio.gather(embedding, return_exceptions=True)
         return reads.scored(hits)
