@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from truemem_core._validation import check_id, check_text
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
-from truemem_core.embeddings import TokenCounter, Vector
+from truemem_core.embeddings import TokenCounter, Vector, compute
 from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.language import detect_explicit
@@ -141,13 +141,10 @@ class Conversation:
         self, user: str, session: str, text: str, timings: _Timings
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
         # Both searches run their lexical channels while the message is embedded.
-        vector = asyncio.ensure_future(self._embed(text, timings))
-        try:
+        async with compute.meanwhile(self._embed(text, timings)) as vector:
             hits, recalled = await _together(
                 timings.time("search", self.memories.search(user, text, vector=vector)),
                 timings.time("recall", self._recall(user, session, text, vector)))
-        finally:
-            await asyncio.gather(vector, return_exceptions=True)  # never left running
         return hits, recalled
 
     async def _embed(self, text: str, timings: _Timings) -> Vector:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -60,3 +60,16 @@ if hasattr(os, "register_at_fork"):
 async def run(function: Callable[..., T], *args: object) -> T:
     """``function(*args)`` in a low-priority pool thread, awaited without blocking the loop."""
     return await asyncio.get_running_loop().run_in_executor(_executor(), function, *args)
+
+
+@contextlib.asynccontextmanager
+async def meanwhile(step: Awaitable[T]) -> AsyncIterator[asyncio.Future[T]]:
+    """``step`` (a query's embedding) started now, for the block to await when it needs
+    it; on the way out it is waited for, whatever happened in the block: never left
+    running on a loop that may be closing. (Its error, if the block did not await it,
+    is dropped: the block's own outcome is what the caller gets.)"""
+    future = asyncio.ensure_future(step)
+    try:
+        yield future
+    finally:
+        await asyncio.gather(future, return_exceptions=True)

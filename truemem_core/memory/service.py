@@ -10,6 +10,7 @@ exactly like an unknown id.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
@@ -349,15 +350,11 @@ class MemoryStore:
             include_archived=include_archived, created_after=created_after,
             created_before=created_before, as_of=as_of, valid_at=valid_at,
         )
-        embedding = None
-        if vector is None and "vector" in hybrid.channels_for(mode, self.settings):
-            vector = embedding = asyncio.ensure_future(self.embed_query(text))
-        try:
-            async with self.db.autocommit() as conn:
-                hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters),
-                                        text, vector, k=k, mode=mode, settings=self.settings,
-                                        columns=rows.MEMORY_COLUMNS)
-        finally:
-            if embedding is not None:  # never left running
-                await asyncio.gather(embedding, return_exceptions=True)
+        to_embed = vector is None and "vector" in hybrid.channels_for(mode, self.settings)
+        async with (compute.meanwhile(self.embed_query(text)) if to_embed
+                    else contextlib.nullcontext(vector)) as query_vector, \
+                self.db.autocommit() as conn:
+            hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
+                                    query_vector, k=k, mode=mode, settings=self.settings,
+                                    columns=rows.MEMORY_COLUMNS)
         return reads.scored(hits)
