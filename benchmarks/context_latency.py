@@ -17,8 +17,10 @@ It then measures, through the public API:
   "sum of steps" is what the call would take with its steps one after the other; the
   concurrency gain is that sum over total (median of the per-call ratios). And the CPU
   the calls cost (Linux): this process's per call, the part of it spent on TrueMem's
-  event-loop thread (every statement's Python, the fusion, asyncio), and how busy the
-  machine's cores were meanwhile (the database server's work included).
+  event-loop thread (every statement's Python, the fusion, asyncio), on PostgreSQL the
+  CPU of the processes named ``postgres`` on this machine (a local server: the
+  throw-away one, or a local ``--database-url``), and how busy the machine's cores
+  were meanwhile.
 * ``TrueMem.record(user, session, said, reply)`` in embedded mode (no Redis): the call
   only, i.e. committing the two messages and the job rows. The in-process worker runs
   the extraction afterwards, in the background, competing with the later calls; the
@@ -254,29 +256,38 @@ class Result:
 
 @dataclass(frozen=True)
 class CpuUse:
-    """CPU used so far: this process, TrueMem's event-loop thread, and the machine's cores
-    (busy, idle) in seconds (Linux /proc; ``None`` where it cannot be read)."""
+    """CPU used so far: this process, TrueMem's event-loop thread, the machine's cores
+    (busy, idle), and with ``database`` the local PostgreSQL server's processes, in
+    seconds (Linux /proc; ``None`` where it cannot be read)."""
 
     process: float
     loop: float | None
     cores: tuple[float, float] | None
+    database: dict[int, float] | None = None
 
     @classmethod
-    def now(cls) -> CpuUse:
+    def now(cls, *, database: bool = False) -> CpuUse:
         cores = None
         with contextlib.suppress(OSError, ValueError, IndexError):
             ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
             hz = os.sysconf("SC_CLK_TCK")
             idle = ticks[3] + ticks[4]  # idle, iowait
             cores = ((sum(ticks[:8]) - idle) / hz, idle / hz)  # user .. steal: busy
-        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), cores)
+        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), cores,
+                   _postgres_cpu() if database else None)
 
     def since(self, calls: int) -> dict[str, float]:
-        """ms per call since ``self`` (process, event loop), and % of the cores busy."""
-        end = CpuUse.now()
+        """ms per call since ``self`` (process, event loop, database server), and % of
+        the cores busy."""
+        end = CpuUse.now(database=self.database is not None)
         use = {"process_ms": (end.process - self.process) * 1000 / calls}
         if self.loop is not None and end.loop is not None:
             use["loop_ms"] = (end.loop - self.loop) * 1000 / calls
+        if self.database and end.database:
+            # a connection opened meanwhile counts from zero
+            used = sum(seconds - self.database.get(pid, 0.0)
+                       for pid, seconds in end.database.items())
+            use["database_ms"] = used * 1000 / calls
         if self.cores is not None and end.cores is not None:
             busy, idle = (after - before for after, before in zip(end.cores, self.cores,
                                                                    strict=True))
@@ -285,6 +296,21 @@ class CpuUse:
 
 
 LOOP_THREAD = "truemem-loop"  # the thread TrueMem's calls run on (truemem_core._bridge)
+
+
+def _postgres_cpu() -> dict[int, float] | None:
+    """Seconds of CPU each process named ``postgres`` on this machine has used (Linux):
+    a local server's postmaster, background workers and connections; ``None`` if none
+    (a remote server)."""
+    used = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            head, _, rest = stat.read_text().rpartition(")")
+            if head.endswith("(postgres"):
+                fields = rest.split()  # state, ppid, ...
+                used[int(stat.parent.name)] = ((int(fields[11]) + int(fields[12]))
+                                               / os.sysconf("SC_CLK_TCK"))
+    return used or None
 
 
 def _thread_cpu(name: str) -> float | None:
@@ -330,7 +356,7 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
         cpu: CpuUse | None = None
         for n in range(total):
             if n == args.warmup:
-                cpu = CpuUse.now()
+                cpu = CpuUse.now(database=label == "postgres")
             chat = rng.choice(chats)
             # every message distinct: the query-embedding cache never answers one here
             query = f"{rng.choice(QUERIES)} (question {n})"
@@ -424,6 +450,8 @@ def _cpu(use: dict[str, float]) -> str:
     text = f"{use['process_ms']:.1f} ms in this process"
     if "loop_ms" in use:
         text += f" ({use['loop_ms']:.1f} ms on TrueMem's event loop)"
+    if "database_ms" in use:
+        text += f", {use['database_ms']:.1f} ms in the PostgreSQL server's processes"
     if "busy_pct" in use:
         text += f", cores {use['busy_pct']:.0f} % busy"
     return text

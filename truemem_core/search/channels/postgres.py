@@ -7,7 +7,8 @@ user, returning almost nothing. The lexical channels test the user's rows the sa
 index can serve (``ts_match_vq`` rather than ``@@``, ``word_similarity`` rather
 than ``<%``): a GIN index scan walks every user's matches for a term, which at
 1.5 M rows took keyword searches to 124 ms. Migration 0006 drops the GIN
-indexes of 0002 for that reason.
+indexes of 0002 for that reason. Instead, a memory's trigram signature (migration
+0013) rules out most (memory, term) pairs before ``word_similarity`` scores them.
 
 ``ts_rank`` and ``word_similarity`` ignore how common a term is, so the
 lexical channels fetch which memory matches which query term and rank them
@@ -22,6 +23,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    CTE,
     BigInteger,
     ColumnElement,
     CompoundSelect,
@@ -29,8 +31,10 @@ from sqlalchemy import (
     Integer,
     Numeric,
     Select,
+    Subquery,
     Text,
     bindparam,
+    case,
     cast,
     func,
     literal,
@@ -47,9 +51,10 @@ from sqlalchemy.types import TypeEngine
 from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus, awaited, built
 from truemem_core.search.scoring import bm25_rank, idf_rank
-from truemem_core.storage.schema import EmbeddingType
+from truemem_core.storage.schema import EmbeddingType, memories
 
 _LANGUAGES = ("english", "spanish")  # as in the search_vector columns (migrations 0002, 0008)
+_SLACK = 1e-6  # under the trigram threshold: a float4 similarity on it may round up to it
 
 
 def _tsquery(term: ColumnElement[str]) -> ColumnElement[Any]:
@@ -152,10 +157,12 @@ def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:
     index (whose scan walks every user's matches), so the user_id index leads. Every row
     of the user's is scored by word_similarity, not `term <% text`: with that, the planner
     would AND the user_id index with the GIN trigram index."""
+    signed = with_trigrams and corpus.table is memories  # see ``_similarities``
     rows = select(
         corpus.table.c.id, corpus.length.label("length"),
         literal_column(f"{corpus.table.name}.search_vector").label("search_vector"),
         *([corpus.text.label("text")] if with_trigrams else []),
+        *([literal_column("memories.trigram_signature").label("signature")] if signed else []),
     ).where(*corpus.where).cte("corpus_rows").prefix_with("MATERIALIZED")
     keywords = _terms("keywords")
     parsed = select((keywords.c.n - 1).label("term"), _tsquery(keywords.c.term).label("query")
@@ -167,16 +174,47 @@ def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:
         .select_from(rows.join(parsed, func.ts_match_vq(rows.c.search_vector, parsed.c.query))),
     ]
     if with_trigrams:
-        trigrams = _terms("trigrams")
-        similarities = select(
-            rows.c.id, (trigrams.c.n - 1).label("term"),
-            func.word_similarity(trigrams.c.term, rows.c.text).label("value"),
-        ).select_from(rows.join(trigrams, true())).subquery("similarities")
+        similarities = _similarities(rows, signed)
         parts.append(
             _part(2, corpus, id=similarities.c.id, term=similarities.c.term,
                   value=similarities.c.value)
             .where(similarities.c.value >= bindparam("threshold", type_=Float)))
     return union_all(*parts)
+
+
+def _similarities(rows: CTE, signed: bool) -> Subquery:
+    """``word_similarity`` of each (row, trigram term); ``signed``: only where the row's
+    ``signature`` allows the threshold, NULL elsewhere.
+
+    ``word_similarity`` builds and sorts the text's trigrams on every call: scoring
+    150 memories against four terms cost the database about 4 ms a search, most of
+    its work on a chat's path. A memory's signature (migration 0013) has bit ``h(t)``
+    set for each trigram ``t`` of its text. For a term of ``size`` distinct trigrams,
+    pg_trgm's similarity is ``c / (size + e - c)``, ``c`` the term's trigrams found in
+    the best extent of ``e`` trigrams (``e >= c``), so it reaches the threshold only if
+    ``c >= threshold * size``. The term's trigrams present in the text are at most the
+    bits its ``mask`` shares with the signature, plus the trigrams whose bits collide
+    within the mask (``size - bit_count(mask)``): where even that is short, the term
+    cannot match and is not scored (about seven pairs in eight). The test is a CASE,
+    not an AND beside the score's: PostgreSQL may evaluate an AND's conditions in any
+    order, and there it scored every pair first."""
+    trigrams = _terms("trigrams")
+    if not signed:
+        return select(rows.c.id, (trigrams.c.n - 1).label("term"),
+                      func.word_similarity(trigrams.c.term, rows.c.text).label("value"),
+                      ).select_from(rows.join(trigrams, true())).subquery("similarities")
+    mask = func.truemem_trigram_signature(trigrams.c.term)
+    size = func.cardinality(func.show_trgm(trigrams.c.term))
+    queries = select(
+        (trigrams.c.n - 1).label("term"), trigrams.c.term.label("text"), mask.label("mask"),
+        # the least bit_count(signature & mask) that can reach the threshold
+        (size * (bindparam("threshold", type_=Float) - _SLACK) - size
+         + func.bit_count(mask)).label("least"),
+    ).cte("trigram_queries").prefix_with("MATERIALIZED")
+    possible = func.bit_count(rows.c.signature.op("&")(queries.c.mask)) >= queries.c.least
+    return select(rows.c.id, queries.c.term, case(
+        (possible, func.word_similarity(queries.c.text, rows.c.text))).label("value"),
+    ).select_from(rows.join(queries, true())).subquery("similarities")
 
 
 def _terms(name: str) -> Any:
