@@ -187,8 +187,8 @@ def _similarities(rows: CTE, signed: bool) -> Subquery:
     ``signature`` allows the threshold, NULL elsewhere.
 
     ``word_similarity`` builds and sorts the text's trigrams on every call: scoring
-    150 memories against four terms cost the database about 4 ms a search, most of
-    its work on a chat's path. A memory's signature (migration 0013) has bit ``h(t)``
+    150 memories against four terms was most of the database's work on a chat's
+    path. A memory's signature (migration 0013) has bit ``h(t)``
     set for each trigram ``t`` of its text. For a term of ``size`` distinct trigrams,
     pg_trgm's similarity is ``c / (size + e - c)``, ``c`` the term's trigrams found in
     the best extent of ``e`` trigrams (``e >= c``), so it reaches the threshold only if
