@@ -16,11 +16,12 @@ It then measures, through the public API:
   Search and recall wait for the embedding; load_session and explicit run beside them.
   "sum of steps" is what the call would take with its steps one after the other; the
   concurrency gain is that sum over total (median of the per-call ratios). And the CPU
-  the calls cost (Linux): this process's per call, the part of it spent on TrueMem's
-  event-loop thread (every statement's Python, the fusion, asyncio), on PostgreSQL the
-  CPU of the processes named ``postgres`` on this machine (a local server: the
-  throw-away one, or a local ``--database-url``), and how busy the machine's cores
-  were meanwhile.
+  the calls cost (Linux): this process's per call and its split by thread (TrueMem's
+  event loop: every statement's Python, the fusion, asyncio; the query's embedding: the
+  embedding pool and onnxruntime's own threads; SQLite's connection threads; the rest),
+  on PostgreSQL the CPU of the processes named ``postgres`` on this machine (a local
+  server: the throw-away one, or a local ``--database-url``), and how busy the
+  machine's cores were meanwhile.
 * ``TrueMem.record(user, session, said, reply)`` in embedded mode (no Redis): the call
   only, i.e. committing the two messages and the job rows. The in-process worker runs
   the extraction afterwards, in the background, competing with the later calls; the
@@ -30,6 +31,7 @@ It then measures, through the public API:
 
     .venv/bin/python benchmarks/context_latency.py             # 1,000 x 150, both backends
     .venv/bin/python benchmarks/context_latency.py --users 50 --sessions 20 --queries 100
+    .venv/bin/python benchmarks/context_latency.py --repeat-queries   # all but the embedding
     .venv/bin/python benchmarks/context_latency.py --backends postgres \\
         --database-url postgresql://USER:PW@HOST/DB
 
@@ -256,12 +258,12 @@ class Result:
 
 @dataclass(frozen=True)
 class CpuUse:
-    """CPU used so far: this process, TrueMem's event-loop thread, the machine's cores
-    (busy, idle), and with ``database`` the local PostgreSQL server's processes, in
-    seconds (Linux /proc; ``None`` where it cannot be read)."""
+    """CPU used so far: this process and its threads by kind (``threads``), the
+    machine's cores (busy, idle), and with ``database`` the local PostgreSQL server's
+    processes, in seconds (Linux /proc; ``None`` where it cannot be read)."""
 
     process: float
-    loop: float | None
+    threads: dict[int, tuple[str, float]] | None
     cores: tuple[float, float] | None
     database: dict[int, float] | None = None
 
@@ -273,16 +275,19 @@ class CpuUse:
             hz = os.sysconf("SC_CLK_TCK")
             idle = ticks[3] + ticks[4]  # idle, iowait
             cores = ((sum(ticks[:8]) - idle) / hz, idle / hz)  # user .. steal: busy
-        return cls(time.process_time(), _thread_cpu(LOOP_THREAD), cores,
+        return cls(time.process_time(), _threads_cpu(), cores,
                    _postgres_cpu() if database else None)
 
     def since(self, calls: int) -> dict[str, float]:
-        """ms per call since ``self`` (process, event loop, database server), and % of
-        the cores busy."""
+        """ms per call since ``self`` (process, each kind of thread, database server),
+        and % of the cores busy."""
         end = CpuUse.now(database=self.database is not None)
         use = {"process_ms": (end.process - self.process) * 1000 / calls}
-        if self.loop is not None and end.loop is not None:
-            use["loop_ms"] = (end.loop - self.loop) * 1000 / calls
+        if self.threads is not None and end.threads is not None:
+            for tid, (kind, seconds) in end.threads.items():  # a thread started meanwhile
+                before = self.threads.get(tid, (kind, 0.0))[1]  # counts from zero
+                use[f"{kind}_ms"] = (use.get(f"{kind}_ms", 0.0)
+                                     + (seconds - before) * 1000 / calls)
         if self.database and end.database:
             # a connection opened meanwhile counts from zero
             used = sum(seconds - self.database.get(pid, 0.0)
@@ -295,7 +300,11 @@ class CpuUse:
         return use
 
 
-LOOP_THREAD = "truemem-loop"  # the thread TrueMem's calls run on (truemem_core._bridge)
+# What this process's threads do, by name: TrueMem's event loop (truemem_core._bridge),
+# the embedding pool (embeddings.compute), aiosqlite's connection threads. Threads
+# Python did not start are onnxruntime's workers (the query's embedding).
+THREAD_KINDS = {"truemem-loop": "loop", "truemem-embed": "embedding",
+                "_connection_worker_thread": "sqlite"}
 
 
 def _postgres_cpu() -> dict[int, float] | None:
@@ -313,15 +322,21 @@ def _postgres_cpu() -> dict[int, float] | None:
     return used or None
 
 
-def _thread_cpu(name: str) -> float | None:
-    """Seconds of CPU the thread ``name`` of this process has used (Linux), or None."""
-    for thread in threading.enumerate():
-        if thread.name == name and thread.native_id is not None:
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
-                fields = stat.rpartition(")")[2].split()  # after the name: state, ppid, ...
-                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return None
+def _threads_cpu() -> dict[int, tuple[str, float]] | None:
+    """Each thread of this process: its kind (``THREAD_KINDS``; "embedding" for a thread
+    Python did not start, "other" for the rest) and the seconds of CPU it has used
+    (Linux), or None."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    used = {}
+    for stat in Path("/proc/self/task").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rpartition(")")[2].split()  # state, ppid, ...
+            name = names.get(int(stat.parent.name))
+            kind = ("embedding" if name is None else
+                    next((k for part, k in THREAD_KINDS.items() if part in name), "other"))
+            used[int(stat.parent.name)] = (
+                kind, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return used or None
 
 
 def step_percentiles(values: Sequence[float]) -> dict[str, float]:
@@ -354,12 +369,16 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
         total = args.warmup + args.queries
         began_all = time.perf_counter()
         cpu: CpuUse | None = None
+        if args.repeat_queries:  # each query embedded once, before the calls measured
+            for query in QUERIES:
+                memory.get_context(chats[0].user_id, chats[0].current, query)
         for n in range(total):
             if n == args.warmup:
                 cpu = CpuUse.now(database=label == "postgres")
             chat = rng.choice(chats)
-            # every message distinct: the query-embedding cache never answers one here
-            query = f"{rng.choice(QUERIES)} (question {n})"
+            # by default every message is distinct: the query-embedding cache never answers
+            query = rng.choice(QUERIES) if args.repeat_queries else (
+                f"{rng.choice(QUERIES)} (question {n})")
             began = time.perf_counter()
             context = memory.get_context(chat.user_id, chat.current, query)
             elapsed = time.perf_counter() - began
@@ -448,8 +467,12 @@ def tables(results: Sequence[Result]) -> str:
 
 def _cpu(use: dict[str, float]) -> str:
     text = f"{use['process_ms']:.1f} ms in this process"
-    if "loop_ms" in use:
-        text += f" ({use['loop_ms']:.1f} ms on TrueMem's event loop)"
+    parts = [f"{use[key]:.1f} {label}" for key, label in (
+        ("loop_ms", "on TrueMem's event loop"), ("embedding_ms", "embedding the query"),
+        ("sqlite_ms", "in SQLite's connection threads"), ("other_ms", "in other threads"))
+        if use.get(key, 0.0) >= 0.05]
+    if parts:
+        text += f" ({', '.join(parts)})"
     if "database_ms" in use:
         text += f", {use['database_ms']:.1f} ms in the PostgreSQL server's processes"
     if "busy_pct" in use:
@@ -471,6 +494,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--records-alone", type=int, default=100,
                         help="then record calls each after the jobs before have finished")
     parser.add_argument("--warmup", type=int, default=30, help="unmeasured calls first")
+    parser.add_argument("--repeat-queries", action="store_true",
+                        help="ask the same 40 messages over and over: the query-embedding "
+                             "cache answers them, so the calls cost all but the embedding")
     parser.add_argument("--backends", default="sqlite,postgres",
                         help="comma-separated: sqlite, postgres")
     parser.add_argument("--database-url",
@@ -530,7 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{args.messages} messages (current session: all but the last "
           f"{settings.recent_messages} folded into a summary); search k={settings.search_k}; "
           f"{args.queries:,} get_context and {args.records:,} record calls after "
-          f"{args.warmup} warm-up each; settings {parse_overrides(args.set) or 'default'}")
+          f"{args.warmup} warm-up each; settings {parse_overrides(args.set) or 'default'}"
+          + ("; repeated queries (the query-embedding cache answers them)"
+             if args.repeat_queries else ""))
     print("load s: " + ", ".join(
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")

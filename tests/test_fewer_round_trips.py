@@ -256,6 +256,7 @@ def test_sqlite_makes_one_trip_to_its_thread_per_statement(
         memory.add_memory("ana", "Plays jazz piano on Sundays")
         memory.drain(timeout=60)
         memory.get_context("ana", "s2", "hello")  # the pool holds its connections now
+        memory.drain(timeout=60)  # and its retrieval counts are written before the window
         engine = memory._core.db.engine.sync_engine
         def seen(*args: Any) -> None:
             statements.append(args[2].split()[0].upper())

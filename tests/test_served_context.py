@@ -4,6 +4,7 @@ and its own source turn, never another user's words."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -161,6 +162,42 @@ def test_a_long_message_is_counted_when_recorded_not_again_in_each_context(
     assert counter.lengths and max(counter.lengths) < 10_000, max(counter.lengths)
     assert context.tokens == sum(counter.tiktoken.count(m["content"])
                                  for m in context.to_messages())
+
+
+class _Where(_Counted):
+    """Remembers the thread each count ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+
+    def count(self, text: str) -> int:
+        self.threads.add(threading.current_thread().name)
+        return super().count(text)
+
+
+def test_a_short_context_is_counted_on_the_loop_and_a_long_one_in_a_thread(
+    store_url: str,
+) -> None:
+    """Packing a context of short texts costs less than the hop to a thread and back;
+    a long message's count takes milliseconds, which would hold up every other call on
+    the loop. Either way the context's count is the same as counting what it renders."""
+    counter = _Where()
+    long_message = " ".join(f"clause{n}" for n in range(1500))  # 14,889 characters
+    with TrueMem(store_url, token_counter=counter) as memory:
+        memory.record("ana", "old", "We are flying to Kyoto in April.", "Lovely.")
+        memory.drain()
+        contexts = {}
+        for size, message in (("short", "When do we fly to Kyoto?"), ("long", long_message)):
+            counter.threads.clear()
+            contexts[size] = memory.get_context("ana", "now", message)
+            assert contexts[size].tokens == sum(counter.tiktoken.count(m["content"])
+                                                for m in contexts[size].to_messages())
+            if size == "short":
+                assert counter.threads == {"truemem-loop"}
+            else:
+                assert counter.threads and "truemem-loop" not in counter.threads
+    assert contexts["short"].recalled and contexts["long"].message == long_message
 
 
 def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(

@@ -45,7 +45,8 @@ log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
 
 # Text work on shorter texts runs inline: it costs about what the hop to a thread does.
-_COUNT_INLINE_CHARS = 1_000  # token counting: a few hundred microseconds of tiktoken
+_COUNT_INLINE_CHARS = 1_000  # token counting: about a tenth of a millisecond of tiktoken
+_PACK_INLINE_CHARS = 8_000  # a context's texts: about half a millisecond, less than a hop
 _DETECT_INLINE_CHARS = 200  # "remember that ..." detection: half a millisecond at most
 _COUNTS_EVERY_S = 0.2  # retrieval counts are written at most this often, all users at once
 
@@ -59,6 +60,15 @@ async def _together(*steps: Awaitable[Any]) -> list[Any]:
         if isinstance(result, BaseException):
             raise result
     return results
+
+
+def _chars(found: Context) -> int:
+    """The characters ``_assemble`` may count: the texts that go into the context (the
+    recent messages were counted when they were recorded)."""
+    return (len(found.message) + len(found.summary or "")
+            + sum(len(hit.memory.text) for hit in found.memories)
+            + sum(len(memory.text) for memory in (*found.explicit, *found.critical))
+            + sum(len(turn.content) for turn in found.recalled))
 
 
 class _Timings(dict[str, float]):
@@ -113,14 +123,20 @@ class Conversation:
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
         )
-        # Token counts of long texts take milliseconds: off the event loop.
-        context, tokens = await timings.time("pack", asyncio.to_thread(self._assemble, Context(
+        context, tokens = await timings.time("pack", self._pack(Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
             critical=critical, timings=timings)))
         self._count_retrievals(user, [hit.memory.id for hit in context.memories])
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
+
+    async def _pack(self, found: Context) -> tuple[Context, int]:
+        """``_assemble``: on the event loop when its texts are short (the hop to a thread
+        and back would cost more), in a thread when counting them takes milliseconds."""
+        if _chars(found) <= _PACK_INLINE_CHARS:
+            return self._assemble(found)
+        return await asyncio.to_thread(self._assemble, found)
 
     def _assemble(self, found: Context) -> tuple[Context, int]:
         """``found`` with its retrieved facts and turns packed into the budget, and the
