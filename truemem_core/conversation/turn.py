@@ -62,6 +62,13 @@ async def _together(*steps: Awaitable[Any]) -> list[Any]:
     return results
 
 
+async def _inline_unless(long: bool, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` on the event loop, or in a thread when ``long``: the hop to a
+    thread and back costs more than short text work, and long work would hold up every
+    other call on the loop."""
+    return await asyncio.to_thread(function, *args) if long else function(*args)
+
+
 def _chars(found: Context) -> int:
     """The characters ``_assemble`` may count: the texts that go into the context (the
     recent messages were counted when they were recorded)."""
@@ -123,20 +130,15 @@ class Conversation:
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
         )
-        context, tokens = await timings.time("pack", self._pack(Context(
+        found = Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
-            critical=critical, timings=timings)))
+            critical=critical, timings=timings)
+        context, tokens = await timings.time("pack", _inline_unless(
+            _chars(found) > _PACK_INLINE_CHARS, self._assemble, found))
         self._count_retrievals(user, [hit.memory.id for hit in context.memories])
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
-
-    async def _pack(self, found: Context) -> tuple[Context, int]:
-        """``_assemble``: on the event loop when its texts are short (the hop to a thread
-        and back would cost more), in a thread when counting them takes milliseconds."""
-        if _chars(found) <= _PACK_INLINE_CHARS:
-            return self._assemble(found)
-        return await asyncio.to_thread(self._assemble, found)
 
     def _assemble(self, found: Context) -> tuple[Context, int]:
         """``found`` with its retrieved facts and turns packed into the budget, and the
@@ -186,8 +188,7 @@ class Conversation:
     async def _store_explicit(self, user: str, text: str) -> list[Memory]:
         # A long message is read in a thread: it never holds up other users' calls.
         stored = []
-        found = (detect_explicit(text) if len(text) <= _DETECT_INLINE_CHARS
-                 else await asyncio.to_thread(detect_explicit, text))
+        found = await _inline_unless(len(text) > _DETECT_INLINE_CHARS, detect_explicit, text)
         for fact in found:
             try:
                 stored.append(await self.memories.add(
@@ -265,8 +266,8 @@ class Conversation:
         texts = [item.content for item in items]
         # counting a chat message's tokens takes microseconds; long texts take
         # milliseconds, and those are counted off the event loop
-        counts = (await asyncio.to_thread(self._count, texts)
-                  if sum(map(len, texts)) > _COUNT_INLINE_CHARS else self._count(texts))
+        counts = await _inline_unless(sum(map(len, texts)) > _COUNT_INLINE_CHARS,
+                                      self._count, texts)
         items = [item._replace(tokens=n) for item, n in zip(items, counts, strict=True)]
         # one statement on PostgreSQL (on its own: one round trip), three on SQLite
         async with (self.db.autocommit() if self.db.dialect == "postgresql"
