@@ -15,7 +15,7 @@
 * The query-embedding cache never returns another text's vector; a message
   ``get_context`` embedded is not embedded again by its extraction job.
 * ``get_context`` builds each of its statements once, not per call, and reads its
-  message for terms once.
+  message for terms once; PostgreSQL plans each prepared statement once per connection.
 """
 
 from __future__ import annotations
@@ -718,6 +718,38 @@ def test_postgres_sends_one_lexical_statement_whatever_the_terms(memory: TrueMem
     assert "word_similarity" not in next(iter(sent["keyword"]))
     assert sent["trigram"] == sent["hybrid"]
     assert all(texts == ["Lives in Porto with her sister Zoe"] for texts in found), found
+
+
+async def plans_of_the_search_statements(url: str) -> list[tuple[str, int, int]]:
+    """(statement, custom plans, generic plans) of each statement a connection prepared
+    while it ran the same hybrid searches, over memories and past messages, ten times."""
+    db = Database(resolve_url(url), embedder=None)
+    channels = channels_for_dialect(db.dialect)
+    vector = default_embedder().embed(["where does my sister live?"])[0]
+    corpora = [(memories_of("ana"), [memories.c.id, memories.c.text]),
+               (past_turns_of("ana", "now", 6), [messages.c.id, messages.c.content])]
+    try:
+        async with db.autocommit() as conn:
+            for _ in range(10):  # psycopg prepares a statement on its fifth run
+                for corpus, columns in corpora:
+                    await hybrid.run(conn, channels, corpus, "sister Zoe in Porto", vector,
+                                     k=5, mode="hybrid", settings=Settings(), columns=columns)
+            found = await conn.exec_driver_sql(
+                "SELECT statement, custom_plans, generic_plans FROM pg_prepared_statements")
+            return [tuple(row) for row in found]
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_postgres_plans_a_prepared_search_statement_once(random_store: str) -> None:
+    """Left to choose, PostgreSQL planned the lexical and neighbours statements anew on
+    every call (a fifth of its work per get_context); TrueMem's connections use the
+    generic plan of each prepared statement."""
+    plans = asyncio.run(plans_of_the_search_statements(random_store))
+    searches = [plan for plan in plans if "corpus_rows" in plan[0] or "pairs" in plan[0]]
+    assert len(searches) == 4, plans  # lexical and neighbours, over memories and messages
+    assert all(custom == 0 and generic > 0 for _, custom, generic in plans), plans
 
 
 def test_recall_measures_no_message_text(memory: TrueMem) -> None:

@@ -21,12 +21,24 @@ the vector channel and this.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, select, union
+from sqlalchemy import (
+    CTE,
+    ColumnElement,
+    CompoundSelect,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    select,
+    true,
+    tuple_,
+    union,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.search.channels import Corpus, built, ids_in
@@ -54,12 +66,10 @@ async def neighbours(
         return Around([], {})
     score = {seed.id: seed.score for seed in seeds}
     params = corpus.bind(seed_ids=list(score), span=settings.neighbour_span)
-    window = None
-    if corpus.table is memories:
-        window = timedelta(seconds=settings.neighbour_window_s)
-        margin = math.ceil(settings.neighbour_window_s) + 1  # datetime() drops fractions
-        params |= {"margin_before": -margin, "margin_after": margin}
+    window = (timedelta(seconds=settings.neighbour_window_s) if corpus.table is memories
+              else None)
     dialect = conn.dialect.name
+    statement: Select[Any] | CompoundSelect[Any]
     if columns:  # without seeds, a plain read of the rows
         statement = (built(corpus, _pairs_and_rows, dialect, tuple(columns)) if seeds
                      else built(corpus, _rows, tuple(columns)))
@@ -86,45 +96,61 @@ class _Pair(NamedTuple):
     place: Any
 
 
-def _pairs(corpus: Corpus, dialect: str) -> Select[Any]:
-    """(seed, seed_place, id, place): each seed (``seed_ids``) with the rows up to
-    ``span`` places before and after it, in one statement that returns only those.
+def _pairs(corpus: Corpus, dialect: str) -> CompoundSelect[Any]:
+    """(seed, seed_place, id, place): each seed (``seed_ids``) with the ``span`` rows of
+    the corpus just before it and the ``span`` just after it, in order: by (time, id) for
+    memories (the caller keeps those within the window), by id within the seed's session
+    for messages.
 
-    The rows are numbered in order within the part of the corpus that can hold a
-    neighbour: for memories, by (time, id) between ``margin_before`` seconds before the
-    earliest seed and ``margin_after`` after the latest (the caller keeps those within
-    the exact window); for messages, by id within each of the seeds' sessions.
-    """
+    Each side is an index seek from the seed that stops after ``span`` rows: the cost is
+    the seeds' and the span's, not the length of the user's timeline or sessions
+    (numbering the timeline instead reads every row of it: with long conversations,
+    most of a search's work)."""
     table = corpus.table
-    seeds = ids_in(table.c.id, "seed_ids")
-    if table is memories:
-        at = table.c.created_at
-        seeds_at = select(at).where(*corpus.where, seeds)
-        earliest = seeds_at.with_only_columns(func.min(at)).correlate(None).scalar_subquery()
-        latest = seeds_at.with_only_columns(func.max(at)).correlate(None).scalar_subquery()
-        # ties in time go by id in code-point order, on PostgreSQL too (not its locale's)
-        by_id = table.c.id.collate("C") if dialect == "postgresql" else table.c.id
-        timeline = select(at.label("place"), table.c.id,
-                          func.row_number().over(order_by=(at, by_id)).label("pos")).where(
-            *corpus.where, at >= _shifted(earliest, "margin_before", dialect),
-            at <= _shifted(latest, "margin_after", dialect)).cte("timeline")
-    else:
-        sessions = (select(table.c.session_id).where(*corpus.where, seeds)
-                    .correlate(None).scalar_subquery())
-        timeline = select(
-            table.c.session_id.label("place"), table.c.id,
-            func.row_number().over(partition_by=table.c.session_id, order_by=table.c.id
-                                   ).label("pos"),
-        ).where(*corpus.where, table.c.session_id.in_(sessions)).cte("timeline")
-    seed, near = timeline.alias("seed"), timeline.alias("near")
+    timed = table is memories
+    place = table.c.created_at if timed else table.c.session_id
+    seeds = select(table.c.id, place.label("place")).where(
+        *corpus.where, ids_in(table.c.id, "seed_ids")).cte("seeds")
     span = bindparam("span", type_=Integer)
-    around = [near.c.pos.between(seed.c.pos - span, seed.c.pos + span), near.c.pos != seed.c.pos]
-    if table is not memories:
-        around.append(near.c.place == seed.c.place)  # numbered per session
-    return (select(seed.c.id.label("seed"), seed.c.place.label("seed_place"), near.c.id,
-                   near.c.place)
-            .select_from(seed.join(near, and_(*around)))
-            .where(ids_in(seed.c.id, "seed_ids")))
+    sides = []
+    for before in (True, False):
+        order: tuple[ColumnElement[Any], ...]
+        if timed:  # ties in time go by id in code-point order, on PostgreSQL too
+            order = (table.c.created_at, _by_code_point(table.c.id, dialect))
+            after_seed = (seeds.c.place, _by_code_point(seeds.c.id, dialect))
+            beyond = (tuple_(*order) < tuple_(*after_seed) if before
+                      else tuple_(*order) > tuple_(*after_seed))
+        else:
+            order = (table.c.id,)
+            beyond = and_(table.c.session_id == seeds.c.place,
+                          table.c.id < seeds.c.id if before else table.c.id > seeds.c.id)
+        nearest = (select(table.c.id, place.label("place")).where(*corpus.where, beyond)
+                   .order_by(*(column.desc() if before else column for column in order))
+                   .limit(span))
+        sides.append(_each_seed(seeds, nearest, dialect))
+    return union_all(*sides)
+
+
+def _each_seed(seeds: CTE, nearest: Select[Any], dialect: str) -> Select[Any]:
+    """The rows ``nearest`` (correlated with ``seeds``) gives for each seed: a LATERAL
+    join on PostgreSQL; on SQLite, which has none, each seed's ids found by a correlated
+    ``IN`` (already the user's), each a seek on the primary key."""
+    if dialect == "postgresql":
+        near = nearest.correlate(seeds).lateral("near")
+        return (select(seeds.c.id.label("seed"), seeds.c.place.label("seed_place"),
+                       near.c.id, near.c.place)
+                .select_from(seeds.join(near, true())))
+    table = nearest.selected_columns.id.table
+    ids = nearest.with_only_columns(table.c.id).correlate(seeds).scalar_subquery()
+    near_place = nearest.selected_columns.place
+    near = table.alias("near")
+    return (select(seeds.c.id.label("seed"), seeds.c.place.label("seed_place"),
+                   near.c.id, near.corresponding_column(near_place).label("place"))
+            .select_from(seeds.join(near, near.c.id.in_(ids))))
+
+
+def _by_code_point(column: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    return column.collate("C") if dialect == "postgresql" else column
 
 
 def _rows(corpus: Corpus, columns: tuple[ColumnElement[Any], ...]) -> Select[Any]:
@@ -150,11 +176,3 @@ def _pairs_and_rows(
             .select_from(table.join(wanted, wanted.c.id == table.c.id)
                          .outerjoin(pairs, pairs.c.id == table.c.id))
             .where(mine))
-
-
-def _shifted(moment: ColumnElement[Any], seconds: str, dialect: str) -> ColumnElement[Any]:
-    """``moment`` moved by the whole seconds bound as ``seconds``, in the database's
-    date arithmetic."""
-    if dialect == "postgresql":
-        return moment + func.make_interval(0, 0, 0, 0, 0, 0, bindparam(seconds, type_=Integer))
-    return func.datetime(moment, func.printf("%+d seconds", bindparam(seconds, type_=Integer)))
