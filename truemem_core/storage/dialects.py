@@ -86,9 +86,9 @@ class PostgreSQL:
 
         # psycopg prepares a statement on its fifth run on a connection. Left to choose,
         # PostgreSQL then re-planned most search statements on every call (their generic
-        # plan's estimate rarely beat the custom ones'), and planning was a sixth of the
-        # server's work per get_context. TrueMem's statements find a user's rows through
-        # an index on user_id, or rows by key, so one plan fits all their values.
+        # plan's estimate rarely beat the custom ones'). TrueMem's statements find a
+        # user's rows through an index on user_id, or rows by key, so one plan fits all
+        # their values.
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             cursor = dbapi_connection.cursor()
