@@ -23,8 +23,9 @@ MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
 
 
 def _spent(context: Context, tokens: TokenCounter) -> int:
-    return (sum(tokens.count(fact_line(hit.memory)) for hit in context.memories)
-            + sum(tokens.count(turn_line(turn)) for turn in context.recalled))
+    """Each item's line in the system prompt, with its line break."""
+    return (sum(tokens.count(fact_line(hit.memory) + "\n") for hit in context.memories)
+            + sum(tokens.count(turn_line(turn) + "\n") for turn in context.recalled))
 
 
 def _history(memory: TrueMem, user: str = "ana") -> None:
@@ -121,11 +122,15 @@ def test_the_budget_is_never_exceeded(store_url: str, budget: int) -> None:
         _history(memory)
         for n in range(12):
             memory.add_memory("ana", f"Visited Kyoto temple number {n} with her sister")
+        memory.add_memory("ana", "Kyoto notes:\n/temples/  first\n\n- the sister's ryokan")
         memory.drain()
         tokens = TiktokenCounter(memory.settings.token_encoding)
         for question in ("Kyoto sister ryokan", "Max birthday", "certbot port"):
             context = memory.get_context("ana", "new", question)
             assert context.budget_spent == _spent(context, tokens) <= budget
+            # the prompt counted line by line, as its lines were packed: the same count
+            assert context.tokens == sum(tokens.count(m["content"])
+                                         for m in context.to_messages())
             if budget == 0:
                 assert not context.memories and not context.recalled
 

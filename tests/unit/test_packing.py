@@ -31,8 +31,8 @@ def test_best_first_and_what_does_not_fit_is_skipped() -> None:
     packed = pack(hits, turns, always=[], budget=13, turn_tokens=100, count=words)
     assert [h.memory.id for h in packed.memories] == ["a", "b"]  # the long turn is skipped
     assert [t.message_id for t in packed.recalled] == [2]
-    assert packed.spent == sum(words(fact_line(h.memory)) for h in packed.memories) + sum(
-        words(turn_line(t)) for t in packed.recalled) == 13
+    assert packed.spent == sum(words(fact_line(h.memory) + "\n") for h in packed.memories) + sum(
+        words(turn_line(t) + "\n") for t in packed.recalled) == 13
 
 
 def test_a_fact_and_its_source_turn_are_not_both_spent() -> None:

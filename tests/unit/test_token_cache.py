@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from truemem_core.embeddings import TiktokenCounter
 from truemem_core.embeddings.tokens import CachedCounter
 
@@ -29,3 +32,27 @@ def test_counts_are_the_wrapped_counters_and_short_texts_are_counted_once() -> N
     cached.count(short)
     cached.count(other)
     assert tally.asked[4:] == [third, other]
+
+
+# what tiktoken's word splitting treats specially: line breaks, runs of white space,
+# punctuation that joins a line break, contractions, digits, other scripts
+_PIECES = ["\n", "\n\n", "\r\n", " ", "  ", "\t", "\u3000", "\x1c", "/", ".", "-", "'s", "'",
+           "Kyoto", "tea", "X", "12345", "é", "中文", "🙂", "?!"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
+                max_size=30).map("\n".join))
+def test_a_text_counted_line_by_line_has_the_count_of_the_whole(text: str) -> None:
+    tiktoken = TiktokenCounter()
+    assert CachedCounter(tiktoken, most_chars=40).count_lines(text) == tiktoken.count(text)
+
+
+def test_only_a_counter_that_adds_up_over_lines_is_asked_for_lines() -> None:
+    lines = "\n".join(f"- fact number {n}." for n in range(20))
+    tally = Tally()  # a counter of its own: TrueMem cannot know how it splits
+    assert CachedCounter(tally).count_lines(lines) == TiktokenCounter().count(lines)
+    assert tally.asked == [lines]
+    tally.adds_up_over_lines = True  # type: ignore[attr-defined]
+    assert CachedCounter(tally).count_lines(lines) == TiktokenCounter().count(lines)
+    assert tally.asked[1:] == [f"- fact number {n}.\n" for n in range(19)] + ["- fact number 19."]

@@ -8,6 +8,9 @@ the turn it was extracted from say the same thing, so whichever ranks first is
 served and the other is not spent. Explicit and critical memories are in every
 context whatever the budget; they only mark their source turns as said.
 
+An item costs its line in the system prompt, line break included: the prompt's own
+count then finds those lines counted already (``CachedCounter.count_lines``).
+
 A long turn (an assistant's essay, a pasted document) would spend the budget of
 several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
 facts people ask about are stated early, and a question over several sessions
@@ -52,12 +55,12 @@ def pack(
             memory = item.memory
             if memory.id in present or memory.source_message_id in said:
                 continue
-            cost = count(fact_line(memory))
+            cost = count(fact_line(memory) + "\n")
         else:
             if item.message_id in said:
                 continue
             item = excerpt(item, turn_tokens, count)
-            cost = count(turn_line(item))
+            cost = count(turn_line(item) + "\n")
         if spent + cost > budget:
             continue
         spent += cost

@@ -150,7 +150,7 @@ class Conversation:
                                       budget_spent=packed.spent)
         # what ``to_messages`` renders; the recent messages were counted when recorded
         # (each can be 100,000 characters, and a session serves twenty of them)
-        tokens = (self.tokens.count(context.to_system_prompt())
+        tokens = (self.tokens.count_lines(context.to_system_prompt())
                   + sum(m.tokens for m in context.recent_messages)
                   + self.tokens.count(context.message))
         return context, tokens

