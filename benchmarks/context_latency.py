@@ -32,6 +32,7 @@ It then measures, through the public API:
     .venv/bin/python benchmarks/context_latency.py             # 1,000 x 150, both backends
     .venv/bin/python benchmarks/context_latency.py --users 50 --sessions 20 --queries 100
     .venv/bin/python benchmarks/context_latency.py --repeat-queries   # all but the embedding
+    .venv/bin/python benchmarks/context_latency.py --repeat-queries --via-sqlalchemy
     .venv/bin/python benchmarks/context_latency.py --backends postgres \\
         --database-url postgresql://USER:PW@HOST/DB
 
@@ -78,7 +79,7 @@ from _common import (
     server_versions,
     settle,
 )
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, event, func, select
 
 from truemem_core import Embedder, Settings, TiktokenCounter, default_embedder
 from truemem_core.storage.schema import messages, sessions
@@ -349,6 +350,9 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
                     args.messages, loadavg_before=loadavg())
     settings = Settings(**parse_overrides(args.set))
     memory = open_store(url, embedder, settings)
+    if args.via_sqlalchemy:
+        event.listen(memory._core.db.engine.sync_engine, "before_cursor_execute",
+                     lambda *_: None)
     engine = bulk_engine(url)
     try:
         result.server = server_versions(engine)
@@ -497,6 +501,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat-queries", action="store_true",
                         help="ask the same 40 messages over and over: the query-embedding "
                              "cache answers them, so the calls cost all but the embedding")
+    parser.add_argument("--via-sqlalchemy", action="store_true",
+                        help="run every statement through SQLAlchemy's execution layer, as "
+                             "something listening to the engine makes TrueMem do "
+                             "(truemem_core.storage.direct): the cost it saves")
     parser.add_argument("--backends", default="sqlite,postgres",
                         help="comma-separated: sqlite, postgres")
     parser.add_argument("--database-url",
@@ -558,7 +566,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{args.queries:,} get_context and {args.records:,} record calls after "
           f"{args.warmup} warm-up each; settings {parse_overrides(args.set) or 'default'}"
           + ("; repeated queries (the query-embedding cache answers them)"
-             if args.repeat_queries else ""))
+             if args.repeat_queries else "")
+          + ("; every statement through SQLAlchemy (--via-sqlalchemy)"
+             if args.via_sqlalchemy else ""))
     print("load s: " + ", ".join(
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")

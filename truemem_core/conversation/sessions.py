@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from truemem_core._validation import check_id, check_text
 from truemem_core.records import ROLES, Message, SessionState
 from truemem_core.settings import Settings
+from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import messages, sessions, utcnow
 
 _COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
@@ -33,14 +34,14 @@ async def state(
     session without messages (none yet, or ``recent`` 0) asks for the summary apart.
     """
     params = {"user": user_id, "session": session_id, "recent": recent}
-    rows = (await conn.execute(_RECENT, params)).all() if recent > 0 else []
+    rows = await fetch_all(conn, _RECENT, params) if recent > 0 else []
     last = [_message(r) for r in rows][::-1]
     if rows:
         return SessionState(rows[0].session_summary, rows[0].session_summarized_through, last)
-    row = (await conn.execute(_SUMMARY, params)).first()
-    if row is None:
+    found = await fetch_all(conn, _SUMMARY, params)
+    if not found:
         return SessionState(None, None, last)
-    return SessionState(row.summary, row.summarized_through, last)
+    return SessionState(found[0].summary, found[0].summarized_through, last)
 
 
 # ``state``'s statements, built once (see ``search.channels``)

@@ -19,13 +19,14 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
-from truemem_core.search.channels import ids_in, memories_of, time_travel
+from truemem_core.search.channels import memories_of, one_of, time_travel
 from truemem_core.search.fusion import Fused
+from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import memories, memory_events
 
 # Statements of the request path, built once (see ``search.channels``).
 _BY_IDS = select(*rows.MEMORY_COLUMNS).where(
-    memories.c.user_id == bindparam("user"), ids_in(memories.c.id, "ids"))
+    memories.c.user_id == bindparam("user"), one_of(memories.c.id, "ids"))
 _CRITICAL = (select(*rows.MEMORY_COLUMNS)
              .where(memories.c.user_id == bindparam("user"), memories.c.importance >= 5,
                     memories.c.state != "archived", memories.c.valid_to.is_(None))
@@ -83,7 +84,7 @@ async def critical(conn: AsyncConnection, user: str, limit: int) -> list[Memory]
     """The user's current importance-5 memories, most recently updated first."""
     if limit < 1:
         return []
-    found = await conn.execute(_CRITICAL, {"user": user, "limit": limit})
+    found = await fetch_all(conn, _CRITICAL, {"user": user, "limit": limit})
     return [rows.to_memory(row) for row in found]
 
 

@@ -41,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.search.channels import Corpus, built, ids_in
+from truemem_core.search.channels import Corpus, built, fetch_rows, one_of
 from truemem_core.search.fusion import Fused, Key, Ranking
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
@@ -78,7 +78,7 @@ async def neighbours(
         statement = built(corpus, _pairs, dialect)
     best: dict[Key, float] = {}
     rows: dict[Key, Any] = {}
-    for row in await conn.execute(statement, params):
+    for row in await fetch_rows(conn, corpus, statement, params):
         if columns:
             rows[row.id] = row
             if not seeds or row.neighbour_of is None:
@@ -110,7 +110,7 @@ def _pairs(corpus: Corpus, dialect: str) -> CompoundSelect[Any]:
     timed = table is memories
     place = table.c.created_at if timed else table.c.session_id
     seeds = select(table.c.id, place.label("place")).where(
-        *corpus.where, ids_in(table.c.id, "seed_ids")).cte("seeds")
+        *corpus.where, one_of(table.c.id, "seed_ids")).cte("seeds")
     span = bindparam("span", type_=Integer)
     sides = []
     for before in (True, False):
@@ -157,7 +157,7 @@ def _rows(corpus: Corpus, columns: tuple[ColumnElement[Any], ...]) -> Select[Any
     """``columns`` of the rows ``rows_of`` (the user's)."""
     table = corpus.table
     return select(*columns).where(table.c.user_id == bindparam("corpus_user"),
-                                  ids_in(table.c.id, "rows_of"))
+                                  one_of(table.c.id, "rows_of"))
 
 
 def _pairs_and_rows(

@@ -40,6 +40,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
+from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import memories, messages
 
 S = TypeVar("S")
@@ -120,8 +121,8 @@ def _one_of(element: _OneOf, compiler: Any, **kw: Any) -> str:
     return str(compiler.process(column.in_(bindparam(ids.key, expanding=True)), **kw))
 
 
-def ids_in(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
-    """``column IN`` the list bound as ``name`` (see ``_OneOf``)."""
+def one_of(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+    """``column IN`` the list bound as ``name`` (see ``_OneOf``): ids, states, kinds."""
     return _OneOf(column, bindparam(name))
 
 
@@ -140,7 +141,10 @@ def memories_of(
                     "as_of": filters.as_of, "valid_at": filters.valid_at}
         values |= {f"corpus_{name}": value for name, value in optional.items()
                    if value is not None}
-        shape = ("memories", filters.states, filters.kinds,
+        values["corpus_states"] = list(filters.states)
+        if filters.kinds is not None:
+            values["corpus_kinds"] = list(filters.kinds)
+        shape = ("memories", filters.kinds is not None,
                  *(value is not None for value in optional.values()))
     return Corpus(memories, user_id, _memory_scope(shape), values, shape)
 
@@ -151,10 +155,10 @@ def _memory_scope(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
     where = [m.user_id == bindparam("corpus_user")]
     if len(shape) == 2:  # no filters: all but archived, unless include_archived
         return (*where, *(() if shape[1] else (m.state != "archived",)))
-    _, states, kinds, importance, after, before, as_of, valid_at = shape
-    where.append(m.state.in_(states))
-    if kinds is not None:
-        where.append(m.kind.in_(kinds))
+    _, kinds, importance, after, before, as_of, valid_at = shape
+    where.append(one_of(m.state, "corpus_states"))  # bound lists: one statement for any
+    if kinds:
+        where.append(one_of(m.kind, "corpus_kinds"))
     if importance:
         where.append(m.importance >= bindparam("corpus_min_importance"))
     if after:
@@ -188,6 +192,17 @@ def _past_turns() -> tuple[ColumnElement[bool], ...]:
     in_window = and_(messages.c.session_id == session,
                      messages.c.id >= func.coalesce(first_recent, 0))
     return (messages.c.user_id == user, not_(in_window))
+
+
+async def fetch_rows(
+    conn: AsyncConnection, corpus: Corpus, statement: Any, params: Mapping[str, Any]
+) -> Sequence[Any]:
+    """The rows of a statement made by ``built`` for ``corpus``. Made once per shape, it
+    is run by psycopg directly (``storage.direct``); a one-off corpus's, made for one
+    call, through SQLAlchemy, whose cache spares compiling it again."""
+    if corpus.shape is None:
+        return (await conn.execute(statement, params)).all()
+    return await fetch_all(conn, statement, params)
 
 
 async def awaited(query: Vector | Awaitable[Vector]) -> Vector:

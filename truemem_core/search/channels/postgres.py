@@ -49,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import TypeEngine
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus, awaited, built
+from truemem_core.search.channels import Corpus, awaited, built, fetch_rows
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import EmbeddingType, memories
 
@@ -75,7 +75,7 @@ class PostgresChannels:
     ) -> list[tuple[Any, float]]:
         stmt = built(corpus, _nearest)  # it needs the embedding
         bound = corpus.bind(query=await awaited(query), k=k)
-        return [(row.id, float(row.score)) for row in await conn.execute(stmt, bound)]
+        return [(row.id, float(row.score)) for row in await fetch_rows(conn, corpus, stmt, bound)]
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int
@@ -113,7 +113,7 @@ class PostgresChannels:
         documents, average = 0, None
         words: list[tuple[Any, int, int]] = []
         fuzzy: list[tuple[Any, int, float]] = []
-        for row in await conn.execute(built(corpus, _lexical, with_trigrams), params):
+        for row in await fetch_rows(conn, corpus, built(corpus, _lexical, with_trigrams), params):
             if row.channel == 0:
                 documents, average = int(row.documents), row.average
             elif row.channel == 1:

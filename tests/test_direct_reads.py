@@ -1,0 +1,167 @@
+"""The reads on a chat's path run by psycopg directly (``storage.direct``, issue #13).
+
+* A context and a search read through psycopg equal those read through SQLAlchemy
+  (which every statement goes through while something listens to the engine).
+* Rows carry what SQLAlchemy's types make of the values (aware UTC datetimes).
+* A failed read is a ``StorageError`` in words, and its connection serves the next; a
+  lost connection is dropped, not handed out again.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC
+from typing import Any
+
+import pytest
+from sqlalchemy import Integer, bindparam, event, func, literal, select, text
+
+from truemem_core import Settings, StorageError, TrueMem
+from truemem_core.conversation import sessions
+from truemem_core.memory import reads
+from truemem_core.storage import direct
+from truemem_core.storage.direct import fetch_all
+
+pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+
+WORDS = ["peanuts", "allergy", "sister", "Zoe", "Porto", "nurse", "guitar", "marathon",
+         "Berlin", "jazz", "piano", "sushi", "vegan", "coffee", "hiking", "garden", "Lisbon"]
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) + "."
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[TrueMem]:
+    """A user with memories (some critical) and two sessions of embedded messages."""
+    rng = random.Random(5)
+    with TrueMem(store_url, settings=Settings(dedup_threshold=1.0, admission_threshold=0.0,
+                                              recent_messages=6)) as memory:
+        for n in range(40):
+            memory.add_memory("ana", sentence(rng), importance=5 if n % 10 == 0 else 3)
+        for session in ("past", "now"):
+            memory.record_messages("ana", session, [
+                (rng.choice(["user", "assistant"]), sentence(rng)) for _ in range(30)])
+        memory.drain(timeout=120)
+        yield memory
+
+
+@contextmanager
+def direct_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The number of rows each direct read returned meanwhile."""
+    seen: list[int] = []
+    maker = direct._Compiled.maker
+
+    def counted(self: Any, description: Any) -> Any:
+        make = maker(self, description)
+        return lambda found: seen.append(len(found)) or make(found)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(direct._Compiled, "maker", counted)
+        yield seen
+
+
+@contextmanager
+def listened(memory: TrueMem) -> Iterator[None]:
+    """Something listening to the engine's statements (as tracing would)."""
+    def listener(*args: Any) -> None:
+        pass
+
+    engine = memory._core.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        yield
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+
+
+def served(memory: TrueMem, message: str) -> tuple[Any, ...]:
+    context = memory.get_context("ana", "now", message)
+    memory._loop.run(memory._core.conversation.settle())  # retrieval counts written
+    return (context.memories, context.recalled, context.critical, context.recent_messages,
+            context.summary, memory.search("ana", message))
+
+
+def test_contexts_and_searches_read_through_psycopg_equal_sqlalchemy_s(
+    store: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(11)
+    for message in [sentence(rng) for _ in range(6)] + ["Portto guitr", "who is Zoe?"]:
+        with direct_reads(monkeypatch) as seen:
+            through_psycopg = served(store, message)
+        # all eight reads of a context, and a search's three (critical: nothing in
+        # ``seen`` would mean the comparison below compares SQLAlchemy with itself)
+        assert len(seen) >= 11 and sum(seen) > 0
+        with direct_reads(monkeypatch) as seen, listened(store):
+            through_sqlalchemy = served(store, message)
+        assert seen == []
+        assert through_psycopg == through_sqlalchemy
+        hits, turns, critical, recent = through_psycopg[0], *through_psycopg[1:4]
+        assert hits and turns and critical and recent
+        for when in ([hit.memory.created_at for hit in hits]
+                     + [turn.created_at for turn in turns]
+                     + [memory.updated_at for memory in critical]
+                     + [message.created_at for message in recent]):
+            assert when.tzinfo == UTC
+
+
+def test_rows_carry_sqlalchemy_s_types(store: TrueMem) -> None:
+    core = store._core
+
+    async def both() -> None:
+        async with core.db.autocommit() as conn:
+            for statement, params in [
+                (reads._CRITICAL, {"user": "ana", "limit": 10}),
+                (sessions._RECENT, {"user": "ana", "session": "now", "recent": 6}),
+            ]:
+                mine = await fetch_all(conn, statement, params)
+                theirs = (await conn.execute(statement, params)).all()
+                assert [tuple(row) for row in mine] == [tuple(row) for row in theirs]
+                assert [type(v) for row in mine for v in row] == [
+                    type(v) for row in theirs for v in row]
+                assert mine[0]._fields == tuple(theirs[0]._fields)
+
+    store._loop.run(both())
+
+
+def test_a_failed_read_is_a_storage_error_and_its_connection_serves_the_next(
+    store: TrueMem,
+) -> None:
+    core = store._core
+    dividing = select((literal(1) / bindparam("by", type_=Integer)).label("n"))
+
+    async def divide() -> None:
+        with pytest.raises(StorageError) as failed:
+            async with core.db.autocommit() as conn:
+                try:
+                    await fetch_all(conn, dividing, {"by": 0})
+                finally:
+                    assert not conn.invalidated
+                    assert [row.n for row in await fetch_all(conn, dividing, {"by": 1})] == [1]
+        assert str(failed.value) == "database error: the database rejected a value"
+
+    store._loop.run(divide())
+
+
+def test_a_lost_connection_is_not_handed_out_again(store: TrueMem) -> None:
+    core = store._core
+    whose = select(func.pg_backend_pid().label("pid"))
+
+    async def lose() -> None:
+        with pytest.raises(StorageError, match="unreachable or the connection was lost"):
+            async with core.db.autocommit() as conn:
+                pid = (await fetch_all(conn, whose, {}))[0].pid
+                async with core.db.autocommit() as other:
+                    await other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+                try:
+                    await fetch_all(conn, whose, {})
+                finally:
+                    assert conn.invalidated
+        async with core.db.autocommit() as conn:
+            assert (await fetch_all(conn, whose, {}))[0].pid != pid
+
+    store._loop.run(lose())
+    assert store.get_context("ana", "now", "Porto").critical
