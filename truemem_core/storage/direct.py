@@ -15,10 +15,9 @@ final once compiled (no ``IN`` list expanded per call) and whose columns have
 distinct names. Anything else, every statement on SQLite, and every statement
 of an engine something listens to (``before_execute``, ``before_cursor_execute``
 ...: tracing such as OpenTelemetry's, a test counting round trips) runs through
-SQLAlchemy as usual.
-A driver error is raised as SQLAlchemy's (``DBAPIError``), so callers see the
-same errors either way, and a lost connection is handled by SQLAlchemy as on any
-other statement (see ``fetch_all``).
+SQLAlchemy as usual. A driver error is raised as SQLAlchemy's (``DBAPIError``),
+so callers see the same errors either way, and a lost connection is handled by
+SQLAlchemy as on any other statement (see ``fetch_all``).
 """
 
 from __future__ import annotations
@@ -82,16 +81,13 @@ def _compiled(statement: Query, dialect: Dialect) -> _Compiled | None:
     try:
         return _COMPILED[statement]
     except KeyError:
-        compiled: _Compiled | None = _Compiled(statement, dialect)
-        assert compiled is not None
+        compiled = _Compiled(statement, dialect)
         names = [column.key for column in statement.selected_columns]
-        if (any(bind.expanding or bind.literal_execute
-                for bind in compiled.compiled.binds.values())
-                or compiled.compiled.escaped_bind_names
-                or len(set(names)) != len(names)):
-            compiled = None
-        _COMPILED[statement] = compiled
-        return compiled
+        final = not any(bind.expanding or bind.literal_execute
+                        for bind in compiled.compiled.binds.values())
+        safe = final and not compiled.compiled.escaped_bind_names and len(set(names)) == len(names)
+        _COMPILED[statement] = compiled if safe else None
+        return _COMPILED[statement]
 
 
 def _maker(
