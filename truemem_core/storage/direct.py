@@ -1,11 +1,10 @@
 """The reads on a chat's path, run by psycopg itself: SQLAlchemy builds them, psycopg runs them.
 
 ``get_context`` runs eight small statements, and on PostgreSQL the event loop
-that serves every call spent more of its time in SQLAlchemy's execution layer
-(execution context, result object, greenlet hop) than in psycopg or TrueMem:
-about 0.43 ms of CPU per statement against 0.20 for psycopg alone (the
-nearest-memories statement, measured on the benchmarks' 2-core VM). The loop is
-what a call waits for, so ``fetch_all`` compiles a statement once and then hands
+that serves every call spent a large share of its time in SQLAlchemy's execution
+layer (execution context, result object, greenlet hop): 1.2–3.8 ms of CPU per
+call (``benchmarks/context_latency.py --via-sqlalchemy``). The loop is what a
+call waits for, so ``fetch_all`` compiles a statement once and then hands
 its SQL and parameters straight to the connection's psycopg connection, with
 SQLAlchemy's own type processing on the way in and out (``UTCDateTime``,
 pgvector's binary parameters). Rows are named tuples: ``row.id`` as before.
