@@ -140,6 +140,7 @@ memories = Table(
     Column("invalidated_at", UTCDateTime, nullable=True),
     Column("superseded_by", Id, nullable=True),
     Index("ix_memories_user_created", "user_id", "created_at"),
+    Index("ix_memories_user_state_importance", "user_id", "state", "importance"),  # 0014
 )
 
 memory_events = Table(

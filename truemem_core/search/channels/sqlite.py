@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import column
 from sqlalchemy.sql.expression import ColumnClause
 from sqlalchemy.types import NullType
@@ -222,8 +224,30 @@ def _matches(index: _Index, fts: TableClause, query: str) -> list[ColumnElement[
 
 
 def _joined(corpus: Corpus, index: _Index, matched: CTE) -> Join:
-    return (matched.join(index.ids, index.ids.c.rowid == matched.c.rowid)
-            .join(corpus.table, corpus.table.c.id == index.key))
+    """The matches, then their ids, then their rows, in that order (``_InOrder``)."""
+    return _InOrder(_InOrder(matched, index.ids, index.ids.c.rowid == matched.c.rowid),
+                    corpus.table, corpus.table.c.id == index.key)
+
+
+class _InOrder(Join):
+    """An inner join that SQLite runs with its left side as the outer loop: ``CROSS
+    JOIN ... ON``, the form SQLite's planner never reorders. Left free, it drove the
+    keyword statement from the user's rows (reading every one, embedding and all, to
+    look up its FTS rowid) instead of from the few matches: twice the time for a
+    five-word message."""
+
+    inherit_cache = True
+
+
+@compiles(_InOrder, "sqlite")
+def _cross_join(join: _InOrder, compiler: Any, from_linter: Any = None, **kw: Any) -> str:
+    if from_linter:  # what SQLAlchemy's own joins record, for its cartesian-product check
+        from_linter.edges.update(product(join.left._from_objects, join.right._from_objects))
+    kw.pop("asfrom", None)
+    sides = [side._compiler_dispatch(compiler, asfrom=True, from_linter=from_linter, **kw)
+             for side in (join.left, join.right)]
+    on = join.onclause._compiler_dispatch(compiler, from_linter=from_linter, **kw)
+    return f"{sides[0]} CROSS JOIN {sides[1]} ON {on}"
 
 
 def _texts(corpus: Corpus, index: _Index, matched: CTE) -> Select[Any]:
