@@ -1,6 +1,7 @@
-"""The reads on a chat's path run by psycopg directly (``storage.direct``, issue #13).
+"""The reads on a chat's path run by the driver directly (``storage.direct``, issue #13):
+psycopg on PostgreSQL, TrueMem's aiosqlite connection on SQLite.
 
-* A context and a search read through psycopg equal those read through SQLAlchemy
+* A context and a search read directly equal those read through SQLAlchemy
   (which every statement goes through while something listens to the engine).
 * Rows carry what SQLAlchemy's types make of the values (aware UTC datetimes).
 * A failed read is a ``StorageError`` in words, and its connection serves the next; a
@@ -16,15 +17,14 @@ from datetime import UTC
 from typing import Any
 
 import pytest
-from sqlalchemy import Integer, bindparam, event, func, literal, select, text
+from sqlalchemy import Integer, String, bindparam, event, func, literal, select, text
+from sqlalchemy.exc import DBAPIError
 
 from truemem_core import Settings, StorageError, TrueMem
 from truemem_core.conversation import sessions
 from truemem_core.memory import reads
 from truemem_core.storage import direct
 from truemem_core.storage.direct import fetch_all
-
-pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
 WORDS = ["peanuts", "allergy", "sister", "Zoe", "Porto", "nurse", "guitar", "marathon",
          "Berlin", "jazz", "piano", "sushi", "vegan", "coffee", "hiking", "garden", "Lisbon"]
@@ -85,21 +85,21 @@ def served(memory: TrueMem, message: str) -> tuple[Any, ...]:
             context.summary, memory.search("ana", message))
 
 
-def test_contexts_and_searches_read_through_psycopg_equal_sqlalchemy_s(
+def test_contexts_and_searches_read_directly_equal_sqlalchemy_s(
     store: TrueMem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(11)
     for message in [sentence(rng) for _ in range(6)] + ["Portto guitr", "who is Zoe?"]:
         with direct_reads(monkeypatch) as seen:
-            through_psycopg = served(store, message)
-        # all eight reads of a context, and a search's three (critical: nothing in
-        # ``seen`` would mean the comparison below compares SQLAlchemy with itself)
+            directly = served(store, message)
+        # every read of a context and of a search (critical: nothing in ``seen`` would
+        # mean the comparison below compares SQLAlchemy with itself)
         assert len(seen) >= 11 and sum(seen) > 0
         with direct_reads(monkeypatch) as seen, listened(store):
             through_sqlalchemy = served(store, message)
         assert seen == []
-        assert through_psycopg == through_sqlalchemy
-        hits, turns, critical, recent = through_psycopg[0], *through_psycopg[1:4]
+        assert directly == through_sqlalchemy
+        hits, turns, critical, recent = directly[0], *directly[1:4]
         assert hits and turns and critical and recent
         for when in ([hit.memory.created_at for hit in hits]
                      + [turn.created_at for turn in turns]
@@ -108,16 +108,18 @@ def test_contexts_and_searches_read_through_psycopg_equal_sqlalchemy_s(
             assert when.tzinfo == UTC
 
 
-def test_rows_carry_sqlalchemy_s_types(store: TrueMem) -> None:
+def test_rows_carry_sqlalchemy_s_types(store: TrueMem, monkeypatch: pytest.MonkeyPatch) -> None:
     core = store._core
+    statements = [(reads._CRITICAL, {"user": "ana", "limit": 10}),
+                  (sessions._RECENT, {"user": "ana", "session": "now", "recent": 6})]
 
     async def both() -> None:
         async with core.db.autocommit() as conn:
-            for statement, params in [
-                (reads._CRITICAL, {"user": "ana", "limit": 10}),
-                (sessions._RECENT, {"user": "ana", "session": "now", "recent": 6}),
-            ]:
-                mine = await fetch_all(conn, statement, params)
+            with direct_reads(monkeypatch) as seen:
+                read = [await fetch_all(conn, statement, params)
+                        for statement, params in statements]
+            assert seen == [4, 6]  # both read directly
+            for mine, (statement, params) in zip(read, statements, strict=True):
                 theirs = (await conn.execute(statement, params)).all()
                 assert [tuple(row) for row in mine] == [tuple(row) for row in theirs]
                 assert [type(v) for row in mine for v in row] == [
@@ -128,24 +130,33 @@ def test_rows_carry_sqlalchemy_s_types(store: TrueMem) -> None:
 
 
 def test_a_failed_read_is_a_storage_error_and_its_connection_serves_the_next(
-    store: TrueMem,
+    store: TrueMem, backend: str,
 ) -> None:
     core = store._core
-    dividing = select((literal(1) / bindparam("by", type_=Integer)).label("n"))
+    # a value the statement cannot take: a division by zero (PostgreSQL), JSON that is
+    # not JSON (SQLite, whose division by zero is NULL)
+    failing, good, bad, words = (
+        (select((literal(1) / bindparam("arg", type_=Integer)).label("n")), 1, 0,
+         "the database rejected a value") if backend == "postgres" else
+        (select(func.json(bindparam("arg", type_=String)).label("n")), "1", "{",
+         "the database could not run a statement"))
 
-    async def divide() -> None:
+    async def fail() -> None:
         with pytest.raises(StorageError) as failed:
             async with core.db.autocommit() as conn:
                 try:
-                    await fetch_all(conn, dividing, {"by": 0})
+                    await fetch_all(conn, failing, {"arg": bad})
                 finally:
                     assert not conn.invalidated
-                    assert [row.n for row in await fetch_all(conn, dividing, {"by": 1})] == [1]
-        assert str(failed.value) == "database error: the database rejected a value"
+                    assert [row.n for row in await fetch_all(conn, failing, {"arg": good})] == [
+                        good]
+        assert str(failed.value) == f"database error: {words}"
+        assert isinstance(failed.value.__cause__, DBAPIError)
 
-    store._loop.run(divide())
+    store._loop.run(fail())
 
 
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_lost_connection_is_not_handed_out_again(store: TrueMem) -> None:
     core = store._core
     whose = select(func.pg_backend_pid().label("pid"))

@@ -28,7 +28,7 @@ class _Cursor:
 
     arraysize = 1
 
-    def __init__(self, connection: _Connection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self.description: Any = None
         self.rowcount = -1
@@ -75,7 +75,7 @@ def _execute(connection: sqlite3.Connection, sql: str, parameters: Any, *,
         cursor.close()
 
 
-class _Connection(aiosqlite.Connection):
+class Connection(aiosqlite.Connection):
     def cursor(self) -> _Cursor:  # type: ignore[override]  # an async context, as SQLAlchemy uses it
         return _Cursor(self)
 
@@ -83,6 +83,11 @@ class _Connection(aiosqlite.Connection):
         """``function(sqlite3_connection, *args, **kwargs)`` on the connection's thread."""
         call = partial(function, self._conn, *args, **kwargs)
         return await self._execute(call)  # type: ignore[no-untyped-call]  # aiosqlite's queue
+
+    async def fetch(self, sql: str, parameters: Sequence[Any]) -> tuple[Any, list[Any]]:
+        """A statement's description and rows, in one trip (``storage.direct``)."""
+        description, rows, _, _ = await self.run(_execute, sql, parameters, many=False)
+        return description, rows
 
     async def rollback(self) -> None:
         if self.in_transaction:  # nothing begun, nothing to undo: no trip
@@ -92,6 +97,6 @@ class _Connection(aiosqlite.Connection):
 async def connect(database: str, **kwargs: Any) -> aiosqlite.Connection:
     """As ``aiosqlite.connect``, with one trip per statement; the thread is a daemon (as
     SQLAlchemy makes aiosqlite's), so an unclosed store never holds up the interpreter."""
-    connection = _Connection(partial(sqlite3.connect, database, **kwargs), iter_chunk_size=64)
+    connection = Connection(partial(sqlite3.connect, database, **kwargs), iter_chunk_size=64)
     connection._thread.daemon = True
     return await connection

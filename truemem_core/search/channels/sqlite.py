@@ -52,7 +52,7 @@ from sqlalchemy.sql.expression import ColumnClause
 from sqlalchemy.types import NullType
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.channels import Corpus, awaited, built
+from truemem_core.search.channels import Corpus, awaited, built, fetch_rows
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.schema import memories
@@ -132,7 +132,7 @@ class SQLiteChannels:
         self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
     ) -> list[tuple[Any, float]]:
         # the user's vectors are read while the query may still be being embedded
-        rows = (await conn.execute(built(corpus, _vectors), corpus.params)).all()
+        rows = await fetch_rows(conn, corpus, built(corpus, _vectors), corpus.params)
         return _top_k(rows, await awaited(query), k)
 
     async def keyword(
@@ -141,9 +141,9 @@ class SQLiteChannels:
         if not terms:
             return []
         stmt = built(corpus, _keyword, len(terms))
-        rows = (await conn.execute(stmt, corpus.bind(
+        rows = await fetch_rows(conn, corpus, stmt, corpus.bind(
             fts_user=corpus.user_id,
-            **{f"t{i}": fts5_or_query([term]) for i, term in enumerate(terms)}))).all()
+            **{f"t{i}": fts5_or_query([term]) for i, term in enumerate(terms)}))
         if not rows:
             return []
         return bm25_rank(((row.id, row.term, row.length) for row in rows),
@@ -163,18 +163,15 @@ class SQLiteChannels:
             return []
         limit = max(_CANDIDATES, 10 * k)
         bound = corpus.bind(fts_user=corpus.user_id, fts_query=query, limit=limit + 1)
-        candidates = (await conn.execute(
-            built(corpus, _candidates, False),
-            bound)).all()
+        candidates = await fetch_rows(conn, corpus, built(corpus, _candidates, False), bound)
         if not candidates:
             return []
         documents = candidates[0].documents
         if len(candidates) > limit:
             # Too many to score: the best by FTS5's fragment-overlap rank. bm25() counts
             # each fragment over every user's rows, so it is only paid here.
-            candidates = (await conn.execute(
-                built(corpus, _candidates, True),
-                {**bound, "limit": limit})).all()
+            candidates = await fetch_rows(conn, corpus, built(corpus, _candidates, True),
+                                          {**bound, "limit": limit})
         matcher = TrigramMatcher(terms)
         hits = [
             (row.id, i, similarity)
@@ -233,8 +230,7 @@ class _InOrder(Join):
     """An inner join that SQLite runs with its left side as the outer loop: ``CROSS
     JOIN ... ON``, the form SQLite's planner never reorders. Left free, it drove the
     keyword statement from the user's rows (reading every one, embedding and all, to
-    look up its FTS rowid) instead of from the few matches: twice the time for a
-    five-word message."""
+    look up its FTS rowid) instead of from the few matches."""
 
     inherit_cache = True
 

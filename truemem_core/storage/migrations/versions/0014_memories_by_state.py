@@ -4,10 +4,9 @@ Reads on a chat's path pick a user's memories by state: the lexical channels'
 statistics (how many current memories the user has, ``search.channels.sqlite``),
 the critical memories (importance 5, not archived, ``memory.reads``), the
 candidates of each channel. With only ``(user_id, created_at)`` to go by, SQLite
-read every row of the user's, embedding and all, to test its state: 0.6-0.7 ms per
-read for 150 memories, three times per ``get_context``. ``(user_id, state,
-importance)`` answers the count from the index alone and finds the critical
-memories without reading the others.
+read every row of the user's, embedding and all, to test its state, several times
+per ``get_context``. ``(user_id, state, importance)`` answers the count from the
+index alone and finds the critical memories without reading the others.
 
 Building it on an existing store reads ``memories`` once and blocks writes to it
 meanwhile.
