@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from truemem_core import TrueMem
 from truemem_core.memory import reads
 from truemem_core.search.channels import memories_of
-from truemem_core.search.filters import SearchFilters
 from truemem_core.search.channels.sqlite import _documents
+from truemem_core.search.filters import SearchFilters
 from truemem_core.storage.database import resolve_url
 
 INDEX = "ix_memories_user_state_importance"

@@ -240,9 +240,9 @@ def _cross_join(join: _InOrder, compiler: Any, from_linter: Any = None, **kw: An
     if from_linter:  # what SQLAlchemy's own joins record, for its cartesian-product check
         from_linter.edges.update(product(join.left._from_objects, join.right._from_objects))
     kw.pop("asfrom", None)
-    sides = [side._compiler_dispatch(compiler, asfrom=True, from_linter=from_linter, **kw)
+    sides = [compiler.process(side, asfrom=True, from_linter=from_linter, **kw)
              for side in (join.left, join.right)]
-    on = join.onclause._compiler_dispatch(compiler, from_linter=from_linter, **kw)
+    on = compiler.process(join.onclause, from_linter=from_linter, **kw)
     return f"{sides[0]} CROSS JOIN {sides[1]} ON {on}"
 
 
