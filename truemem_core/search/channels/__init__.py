@@ -198,7 +198,7 @@ async def fetch_rows(
     conn: AsyncConnection, corpus: Corpus, statement: Any, params: Mapping[str, Any]
 ) -> Sequence[Any]:
     """The rows of a statement made by ``built`` for ``corpus``. Made once per shape, it
-    is run by psycopg directly (``storage.direct``); a one-off corpus's, made for one
+    is run by the driver directly (``storage.direct``); a one-off corpus's, made for one
     call, through SQLAlchemy, whose cache spares compiling it again."""
     if corpus.shape is None:
         return (await conn.execute(statement, params)).all()
