@@ -1,9 +1,10 @@
-"""The reads on a chat's path run by the driver directly (``storage.direct``, issue #13):
-psycopg on PostgreSQL, TrueMem's aiosqlite connection on SQLite.
+"""The statements on a chat's path run by the driver directly (``storage.direct``, issue
+#13): psycopg on PostgreSQL, TrueMem's aiosqlite connection on SQLite.
 
 * A context and a search read directly equal those read through SQLAlchemy
   (which every statement goes through while something listens to the engine).
 * Rows carry what SQLAlchemy's types make of the values (aware UTC datetimes).
+* ``record``'s one statement on PostgreSQL writes what it writes through SQLAlchemy.
 * A failed read is a ``StorageError`` in words, and its connection serves the next; a
   lost connection is dropped, not handed out again.
 """
@@ -127,6 +128,27 @@ def test_rows_carry_sqlalchemy_s_types(store: TrueMem, monkeypatch: pytest.Monke
                 assert mine[0]._fields == tuple(theirs[0]._fields)
 
     store._loop.run(both())
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_record_writes_directly_on_postgres(
+    store: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``record``'s one statement runs on the driver too, and writes what it writes
+    through SQLAlchemy: the messages, and jobs of the same kinds."""
+    def recorded(user: str) -> tuple[Any, ...]:
+        said = store.record(user, "later", "I moved to Porto last spring", "How exciting!")
+        state = store.get_session(user, "later")
+        return ([(m.role, m.content, m.tokens) for m in state.recent],
+                [key.partition(":")[0] for key in said.jobs], said)
+
+    with direct_reads(monkeypatch) as seen:
+        *directly, said = recorded("ana")
+    assert seen[0] == 2 + len(said.jobs) >= 4  # its rows: the two ids and the job keys
+    with direct_reads(monkeypatch) as seen, listened(store):
+        *through_sqlalchemy, _ = recorded("bob")
+    assert seen == []
+    assert directly == through_sqlalchemy
 
 
 def test_a_failed_read_is_a_storage_error_and_its_connection_serves_the_next(

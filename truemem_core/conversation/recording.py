@@ -1,9 +1,10 @@
 """``record``'s write: the session row, the new messages and the jobs they imply.
 
 The jobs are derived in SQL from the new rows (``_jobs``), so on PostgreSQL the whole
-write is one statement — data-modifying CTEs — run on its own: one round trip, no
-BEGIN or COMMIT, atomic as any statement is. SQLite has no INSERT inside a CTE; there
-the same derivation runs as the third statement of one transaction.
+write is one statement — data-modifying CTEs — run on its own by psycopg itself
+(``storage.direct``): one round trip, no BEGIN or COMMIT, atomic as any statement is.
+SQLite has no INSERT inside a CTE; there the same derivation runs as the third
+statement of one transaction.
 
 The session row is an upsert: two calls opening the same new session at once both
 succeed (a look-up then an insert would let one fail on the primary key).
@@ -37,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
+from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import UTCDateTime, jobs, messages, sessions, utcnow
 
 KINDS = ("extract", "maintain", "embed", "summarize")  # the order jobs are handed on in
@@ -73,7 +75,7 @@ async def write(
     values = {"user_id": user_id, "session_id": session_id, "now": now,
               "threshold": summary_threshold}
     if conn.dialect.name == "postgresql":
-        rows = (await conn.execute(_WRITE_PG, {**values, **_columns(items, now)})).all()
+        rows = await fetch_all(conn, _WRITE_PG, {**values, **_columns(items, now)})
         ids = [row.id for row in rows if row.id is not None]
         keys = [row.key for row in rows if row.key is not None]
     else:

@@ -1,25 +1,27 @@
-"""The reads on a chat's path, run by the driver itself: SQLAlchemy builds them, the
-driver runs them.
+"""The statements on a chat's path, run by the driver itself: SQLAlchemy builds them,
+the driver runs them.
 
-``get_context`` runs eight to ten small statements, and the event loop that serves
-every call spent a large share of its time in SQLAlchemy's execution layer
-(execution context, result object, greenlet hop): on PostgreSQL 1.2–3.8 ms of CPU
-per call (``benchmarks/context_latency.py --via-sqlalchemy``). The loop is what a
-call waits for, so ``fetch_all`` compiles a statement once and then hands its SQL
+``get_context`` runs eight to ten small statements (``record`` one, on PostgreSQL), and
+the event loop that serves every call spent a large share of its time in SQLAlchemy's
+execution layer (execution context, result object, greenlet hop): on PostgreSQL
+1.2–3.8 ms of CPU per ``get_context`` (``benchmarks/context_latency.py
+--via-sqlalchemy``), and a ``record`` took 0.1–0.5 ms longer. The loop is what a call
+waits for, so ``fetch_all`` compiles a statement once and then hands its SQL
 and parameters straight to the driver (psycopg; on SQLite, TrueMem's aiosqlite
 connection, one trip to its thread), with SQLAlchemy's own type processing on the
 way in and out (``UTCDateTime``, the embeddings' binary parameters). Rows are
 named tuples: ``row.id`` as before.
 
-Only what is safe this way goes this way: SELECTs whose columns have distinct
-names and whose SQL is final once compiled, but for ``IN`` lists on SQLite
-(expanded here as SQLAlchemy does, the SQL cached per list length; on PostgreSQL
-``one_of`` binds an array). Anything else, and every statement of an
-engine something listens to (``before_execute``, ``before_cursor_execute`` ...:
-tracing such as OpenTelemetry's, a test counting round trips) runs through
-SQLAlchemy as usual. A driver error is raised as SQLAlchemy's (``DBAPIError``),
-so callers see the same errors either way, and a lost connection is handled by
-SQLAlchemy as on any other statement (see ``_on_psycopg``).
+Only what is safe this way goes this way: statements returning rows (SELECTs, and
+``record``'s write with its RETURNING on PostgreSQL, which runs on its own in
+autocommit mode) whose columns have distinct names and whose SQL is final once
+compiled, but for ``IN`` lists on SQLite (expanded here as SQLAlchemy does, the SQL
+cached per list length; on PostgreSQL ``one_of`` binds an array). Anything else, and
+every statement of an engine something listens to (``before_execute``,
+``before_cursor_execute`` ...: tracing such as OpenTelemetry's, a test counting round
+trips) runs through SQLAlchemy as usual. A driver error is raised as SQLAlchemy's
+(``DBAPIError``), so callers see the same errors either way, and a lost connection is
+handled by SQLAlchemy as on any other statement (see ``_on_psycopg``).
 """
 
 from __future__ import annotations
@@ -163,9 +165,10 @@ async def _on_psycopg(driver: Any, compiled: _Compiled, params: dict[str, Any]) 
             return cursor.description or (), await cursor.fetchall()
     except psycopg.Error as exc:
         if driver.broken or driver.closed:
-            # Lost: the statement fails again through SQLAlchemy, at once (psycopg knows),
-            # which then does what it does on any lost connection: drops it and the
-            # pool's others, which the same restart has most likely ended too.
+            # Lost: the statement fails again through SQLAlchemy, at once (psycopg knows;
+            # nothing is sent, so a write is never sent twice), which then does what it
+            # does on any lost connection: drops it and the pool's others, which the same
+            # restart has most likely ended too.
             return None
         raise DBAPIError.instance(compiled.sql, None, exc, psycopg.Error) from exc
 
