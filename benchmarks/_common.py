@@ -722,6 +722,5 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for pair in pairs:
         name, _, raw = pair.partition("=")
-        default = getattr(Settings(), name)
-        values[name] = type(default)(raw)
+        values[name] = Settings.parse(name, raw)
     return values

@@ -539,7 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     machine = machine_info()
     settings = Settings(**parse_overrides(args.set))
-    embedder = default_embedder(settings.embedding_threads)  # what TrueMem uses by default
+    embedder = default_embedder(  # what TrueMem uses by default
+        settings.embedding_threads, int8_queries=settings.int8_queries)
     progress(f"dataset: {args.users:,} users x {args.per_user} memories; {args.sessions} "
              f"users x 2 sessions x {args.messages} messages")
     data = build_dataset(args.users, args.per_user, args.distinct_texts, embedder, args.seed)

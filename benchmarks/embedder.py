@@ -7,8 +7,16 @@
   all-MiniLM-L6-v2 (sentence-transformers, fp32) shipped with the tests
   (``tests/data/minilm_reference.json``), one text at a time and batched.
 
+With ``--int8-queries``, the query path in int8 arithmetic (``embed_queries``) beside
+the fp32 one: both latencies measured in alternating blocks of 50 runs, its fidelity to
+the reference, and what it changes in a search on LoCoMo (``locomo_dev.json``, see
+``--data``): every question embedded both ways against its conversation's turns
+embedded in fp32 (as stored), the cosine of the two query vectors and the share of the
+fp32 query's exact top 10 that the int8 query's exact top 10 holds.
+
     .venv/bin/python benchmarks/embedder.py
     .venv/bin/python benchmarks/embedder.py --precision int8 --threads 1 --queries 1000
+    .venv/bin/python benchmarks/embedder.py --int8-queries
 
 Millisecond figures depend on what else runs on the machine: on a shared or small
 machine, run it a few times and read the spread.
@@ -20,10 +28,20 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from _common import describe_machine, loadavg, machine_info, percentiles
+from _common import (
+    DEFAULT_DATA,
+    LOCOMO_FILE,
+    describe_machine,
+    load_locomo,
+    loadavg,
+    locomo_turns,
+    machine_info,
+    percentiles,
+)
 
 from truemem_core import MiniLMEmbedder
 
@@ -37,28 +55,60 @@ MEDIUM = (
 )  # 40 tokens
 
 
-def timed(embedder: MiniLMEmbedder, texts: list[str], runs: int) -> list[float]:
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def timed(embed: Embed, texts: list[str], runs: int) -> list[float]:
     for _ in range(max(runs // 10, 3)):  # warm-up
-        embedder.embed(texts)
+        embed(texts)
     samples = []
     for _ in range(runs):
         began = time.perf_counter()
-        embedder.embed(texts)
+        embed(texts)
         samples.append(time.perf_counter() - began)
     return samples
 
 
-def fidelity(embedder: MiniLMEmbedder, path: Path) -> str:
+def search_overlap(embedder: MiniLMEmbedder, int8: Embed, data: Path) -> str:
+    """What int8 queries change in an exact search over LoCoMo's turns (see above)."""
+    cosines, overlaps = [], []
+    for sample in load_locomo(data):
+        stored = embedder.embed([text for _, text, _ in locomo_turns(sample["conversation"])])
+        questions = [str(qa["question"]) for qa in sample["qa"]]
+        exact, quantised = embedder.embed(questions), int8(questions)
+        cosines += list((exact * quantised).sum(axis=1))
+        for a, b in zip(exact @ stored.T, quantised @ stored.T, strict=True):
+            top_a, top_b = set(np.argsort(-a)[:10]), set(np.argsort(-b)[:10])
+            overlaps.append(len(top_a & top_b) / 10)
+    found = np.asarray(cosines)
+    return (f"int8 queries on LoCoMo ({len(found)} questions against their conversation's "
+            f"turns, stored in fp32): cosine to the fp32 query min {found.min():.4f}, "
+            f"mean {found.mean():.4f}; the fp32 query's exact top 10 kept "
+            f"{np.mean(overlaps):.3f} (exact search for either vector)")
+
+
+def alternated(embed: Embed, int8: Embed, texts: list[str], runs: int,
+               block: int = 50) -> tuple[list[float], list[float]]:
+    """``timed`` for both query paths, in alternating blocks (this VM's speed drifts
+    from one minute to the next; alternating exposes both to the same minutes)."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for start in range(0, runs, block):
+        for embedder, out in ((embed, samples[0]), (int8, samples[1])):
+            out += timed(embedder, texts, min(block, runs - start))
+    return samples
+
+
+def fidelity(embed: Embed, path: Path, label: str = "") -> str:
     reference = json.loads(path.read_text(encoding="utf-8"))
     texts: list[str] = reference["texts"]
     expected = np.asarray(reference["vectors"], dtype=np.float32)
     expected /= np.linalg.norm(expected, axis=1, keepdims=True)
-    lines = [f"fidelity to {reference['source']}: {len(texts)} texts"]
+    lines = [f"fidelity{label} to {reference['source']}: {len(texts)} texts"]
     for mode in ("single", "batch"):
         if mode == "batch":
-            vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+            vectors = np.asarray(embed(texts), dtype=np.float32)
         else:
-            vectors = np.concatenate([embedder.embed([t]) for t in texts]).astype(np.float32)
+            vectors = np.concatenate([embed([t]) for t in texts]).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         cosines = (vectors * expected).sum(axis=1)
         worst = int(np.argmin(cosines))
@@ -77,17 +127,29 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=20, help="timed batches of 32")
     parser.add_argument("--reference", type=Path, default=REFERENCE,
                         help="reference vectors (JSON with texts, vectors, source)")
+    parser.add_argument("--int8-queries", action="store_true",
+                        help="also the query path in int8 arithmetic, alternated with fp32")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"directory of {LOCOMO_FILE}, for --int8-queries "
+                             f"(default: {DEFAULT_DATA})")
     args = parser.parse_args()
 
     machine = machine_info()
     began = time.perf_counter()
-    embedder = MiniLMEmbedder(threads=args.threads, precision=args.precision)
+    embedder = MiniLMEmbedder(threads=args.threads, precision=args.precision,
+                              int8_queries=args.int8_queries)
     embedder.embed([SHORT])
     load_seconds = time.perf_counter() - began
-    short = percentiles(timed(embedder, [SHORT], args.queries))
-    medium = percentiles(timed(embedder, [MEDIUM], args.queries))
+    int8 = embedder.embed_queries
+    if int8 is None:
+        short = percentiles(timed(embedder.embed, [SHORT], args.queries))
+        medium = percentiles(timed(embedder.embed, [MEDIUM], args.queries))
+    else:
+        short_both = alternated(embedder.embed, int8, [SHORT], args.queries)
+        medium_both = alternated(embedder.embed, int8, [MEDIUM], args.queries)
+        short, medium = percentiles(short_both[0]), percentiles(medium_both[0])
     batch = [f"{MEDIUM} ({i})" if i % 2 else f"{SHORT} ({i})" for i in range(32)]
-    batches = percentiles(timed(embedder, batch, args.batches))
+    batches = percentiles(timed(embedder.embed, batch, args.batches))
 
     print(describe_machine(machine, {}))
     print(f"load average (1/5/15 min): {machine['loadavg_at_start']} -> {loadavg()}")
@@ -99,11 +161,26 @@ def main() -> int:
           f"p95 {medium['p95_ms']:.2f} ms")
     print(f"batches of 32 mixed texts ({args.batches} runs): p50 {batches['p50_ms']:.1f} ms, "
           f"{32_000 / batches['p50_ms']:.0f} texts/s")
+    if int8 is not None:
+        for label, both in (("one query, 10 tokens", short_both),
+                            ("one text, 40 tokens", medium_both)):
+            fp32, quantised = percentiles(both[0]), percentiles(both[1])
+            print(f"{label}, alternated, int8 queries: p50 {quantised['p50_ms']:.2f} ms, "
+                  f"p95 {quantised['p95_ms']:.2f} ms (fp32 above: p50 {fp32['p50_ms']:.2f} "
+                  f"ms, ratio {quantised['p50_ms'] / fp32['p50_ms']:.2f})")
     if args.reference.is_file():
-        print("\n" + fidelity(embedder, args.reference))
+        print("\n" + fidelity(embedder.embed, args.reference))
+        if int8 is not None:
+            print(fidelity(int8, args.reference, ", int8 queries,"))
     else:
         print(f"\nno reference vectors at {args.reference}: fidelity not measured",
               file=sys.stderr)
+    if int8 is not None:
+        if (args.data / LOCOMO_FILE).is_file():
+            print("\n" + search_overlap(embedder, int8, args.data))
+        else:
+            print(f"\n{args.data / LOCOMO_FILE} not found: pass --data DIR; search overlap "
+                  "not measured", file=sys.stderr)
     return 0
 
 

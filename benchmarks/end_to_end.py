@@ -496,7 +496,8 @@ def lme_report(result: Mapping[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     info = machine_info()
-    embedder = default_embedder(Settings().embedding_threads)
+    settings = Settings(**parse_overrides(args.set))
+    embedder = default_embedder(settings.embedding_threads, int8_queries=settings.int8_queries)
     began = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if args.postgres:
@@ -506,7 +507,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             url = args.database_url or str(Path(tmp) / "end_to_end.db")
         # a shared store may hold an earlier run: its users get a fresh prefix
         tag = f"{uuid.uuid4().hex[:8]}-" if args.database_url else ""
-        bench = Bench(url, embedder, tag, Settings(**parse_overrides(args.set)))
+        bench = Bench(url, embedder, tag, settings)
         result: dict[str, Any] = {
             "machine": info, "database": bench.db.dialect.name,
             "embedder": embedder.model_name, "limit": args.limit,

@@ -62,3 +62,49 @@ def test_fused_graph_computes_what_the_int8_file_computes() -> None:
 def test_unknown_precision_is_a_typed_error() -> None:
     with pytest.raises(InvalidInputError, match="precision"):
         MiniLMEmbedder(precision="fp16").embed(["x"])  # type: ignore[arg-type]
+
+
+def test_int8_queries_are_the_model_within_int8_arithmetic_and_stored_texts_stay_fp32() -> None:
+    """``embed_queries`` runs the int8 graph; ``embed`` (what a store keeps) is unchanged."""
+    embedder = MiniLMEmbedder(int8_queries=True)
+    assert embedder.embed_queries is not None and default_embedder().embed_queries is None
+    texts = REFERENCE["texts"]
+    assert np.array_equal(embedder.embed(texts), default_embedder().embed(texts))
+    for queries in (embedder.embed_queries(texts),
+                    np.concatenate([embedder.embed_queries([text]) for text in texts])):
+        cosines = (queries / np.linalg.norm(queries, axis=1, keepdims=True)
+                   * REFERENCE_VECTORS).sum(axis=1)
+        assert cosines.min() >= 0.97  # one- and two-character strings move most
+        assert np.median(cosines) >= 0.98
+        assert cosines.min() < 0.9999  # int8 arithmetic, not the fp32 graph
+
+
+def test_int8_graph_computes_what_onnxruntime_quantisation_makes_of_the_fp32_one(
+    tmp_path: Path,
+) -> None:
+    """Our int8 MatMuls against onnxruntime's own dynamic quantisation of our fp32 graph
+    (per-channel int8 weights, MatMuls only), run on the same inputs."""
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from truemem_core.embeddings.minilm_graph import build_graph
+
+    tensors = load_weights("fp32").tensors
+    (tmp_path / "fp32.onnx").write_bytes(build_graph(tensors))
+    quantize_dynamic(tmp_path / "fp32.onnx", tmp_path / "int8.onnx",
+                     weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul"],
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    theirs, ours = (ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+                    for model in (str(tmp_path / "int8.onnx"), build_graph(tensors, int8=True)))
+    graph = onnx.load_from_string(build_graph(tensors, int8=True)).graph
+    assert sum(node.op_type == "DynamicQuantizeMatMul" for node in graph.node) == 18
+    rng = np.random.default_rng(3)
+    for length in (3, 12, 40):
+        ids = rng.integers(1000, 30000, size=(2, length))
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                 "token_type_ids": np.zeros_like(ids)}
+        a, b = (session.run(None, feeds)[0].mean(axis=1) for session in (theirs, ours))
+        cosines = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        assert cosines.min() >= 0.9999

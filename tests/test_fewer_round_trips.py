@@ -37,7 +37,7 @@ from db_access import rows
 from sqlalchemy import CompoundSelect, Select, event, func, select, update
 from sqlalchemy.engine import Engine
 
-from truemem_core import Settings, StorageError, TrueMem, default_embedder
+from truemem_core import MiniLMEmbedder, Settings, StorageError, TrueMem, default_embedder
 from truemem_core.memory import service
 from truemem_core.search import hybrid, neighbours, query_text
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
@@ -554,6 +554,42 @@ def test_a_message_get_context_embedded_is_not_embedded_again_when_recorded(
     assert (embedder.seen[said], embedder.seen[reply]) == (1, 1)
     for text in (said, reply):  # each stored with its own vector
         assert np.allclose(stored[text], embedder.model.embed([text])[0], atol=1e-6)
+
+
+class QueryCountingEmbedder(CountingEmbedder):
+    """The built-in model with int8 queries, counting what each path is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = MiniLMEmbedder(int8_queries=True)
+        self.queries: Counter[str] = Counter()
+
+    def embed_queries(self, texts: list[str]) -> Any:
+        self.queries.update(texts)
+        assert self.model.embed_queries is not None
+        return self.model.embed_queries(texts)
+
+
+def test_with_int8_queries_a_message_is_stored_with_its_own_fp32_vector(
+    store_url: str,
+) -> None:
+    """A query's vector (int8 arithmetic) serves searches only: the extraction job embeds
+    the message again as any stored text, and search queries take the query path."""
+    embedder = QueryCountingEmbedder()
+    said, reply = "I moved to Porto last spring with my sister Zoe.", "Porto is lovely!"
+    with TrueMem(store_url, embedder=embedder) as memory:
+        memory.add_memory("ana", "Ana's sister is called Zoe.")
+        memory.get_context("ana", "s1", said)
+        memory.record("ana", "s1", said, reply)
+        memory.drain()
+        assert memory.search("ana", "Who is Zoe?")[0].memory.text == "Ana's sister is called Zoe."
+        stored = {row.content: row.embedding
+                  for row in rows(memory, select(messages.c.content, messages.c.embedding))}
+    assert embedder.queries == Counter({said: 1, "Who is Zoe?": 1})
+    assert (embedder.seen[said], embedder.seen[reply]) == (1, 1)
+    for text in (said, reply):
+        assert np.allclose(stored[text], default_embedder().embed([text])[0], atol=1e-6)
+    assert not np.allclose(embedder.model.embed_queries([said])[0], stored[said], atol=1e-3)
 
 
 async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:

@@ -125,3 +125,26 @@ def test_settings_from_environment() -> None:
         Settings.from_env({"TRUEMEM_MEMORY_LIMIT": "many"})
     with pytest.raises(InvalidInputError):
         Settings(dedup_threshold=1.5)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("true", True), ("1", True), ("Yes", True), ("on", True),
+    ("false", False), ("0", False), ("no", False), (" OFF ", False)])
+def test_a_flag_from_the_environment_reads_as_written(raw: str, expected: bool) -> None:
+    """``bool("false")`` is True: a flag is read as a word, not cast."""
+    assert Settings.from_env({"TRUEMEM_INT8_QUERIES": raw}).int8_queries is expected
+
+
+def test_a_flag_or_a_name_that_is_not_one_is_a_typed_error() -> None:
+    with pytest.raises(InvalidInputError, match="TRUEMEM_INT8_QUERIES='maybe'"):
+        Settings.from_env({"TRUEMEM_INT8_QUERIES": "maybe"})
+    with pytest.raises(InvalidInputError, match="no setting is named 'nope'"):
+        Settings.parse("nope", "1")
+
+
+def test_int8_queries_reach_the_built_in_embedder(tmp_path: Path) -> None:
+    with TrueMem(f"sqlite:///{tmp_path / 'a.db'}", settings=Settings(int8_queries=True),
+                 preload=False) as memory:
+        assert getattr(memory._core.embedder, "embed_queries", None) is not None
+    with TrueMem(f"sqlite:///{tmp_path / 'b.db'}", preload=False) as memory:
+        assert getattr(memory._core.embedder, "embed_queries", "absent") is None

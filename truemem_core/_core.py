@@ -47,7 +47,8 @@ class Core:
         self.url = resolve_url(database_url)
         redis = redis_url if redis_url is not None else os.environ.get("TRUEMEM_REDIS_URL")
         self.redis_url = check_redis_url(redis) if redis else None
-        self.embedder: Embedder = embedder or default_embedder(self.settings.embedding_threads)
+        self.embedder: Embedder = embedder or default_embedder(
+            self.settings.embedding_threads, int8_queries=self.settings.int8_queries)
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
         loads = [model.load for model in (self.embedder, self.tokens) if hasattr(model, "load")]
         self.db = Database(self.url, embedder=self.embedder, loads=loads if preload else [])

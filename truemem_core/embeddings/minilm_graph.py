@@ -16,6 +16,12 @@ operators (EmbedLayerNormalization, then per layer Attention with packed QKV, Ma
 SkipLayerNormalization, MatMul, BiasGelu, MatMul, SkipLayerNormalization): 46 nodes
 instead of a torch export's ~250, about a quarter faster per short query on 2 cores.
 Building it takes well under a second and it is never written to disk.
+
+``build_graph(tensors, int8=True)`` builds the same graph with int8 arithmetic in its
+18 MatMuls (the attention's own and the embeddings stay fp32): onnxruntime's dynamic
+quantisation, weights per output column, activations per call. A third less compute per
+query, at a cosine of ~0.99 to the fp32 vector: for search queries only, when asked
+(``MiniLMEmbedder(int8_queries=True)``); stored vectors are always fp32.
 """
 
 from __future__ import annotations
@@ -132,12 +138,13 @@ def _int8_tensors(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def build_graph(tensors: dict[str, np.ndarray]) -> bytes:
-    """The serialized fused graph: inputs as a BERT export, output ``last_hidden_state``."""
+def build_graph(tensors: dict[str, np.ndarray], *, int8: bool = False) -> bytes:
+    """The serialized fused graph: inputs as a BERT export, output ``last_hidden_state``;
+    with ``int8``, its MatMuls in int8 arithmetic (see above)."""
     missing = [n for n in _required_names() if n not in tensors]
     if missing:
         raise MissingDependencyError(f"MiniLM weights incomplete: missing {missing[:3]}")
-    graph = _Graph(tensors)
+    graph = _Graph(tensors, int8=int8)
     x, mask = graph.embeddings()
     for i in range(LAYERS):
         x = graph.encoder_layer(i, x, mask,
@@ -150,16 +157,17 @@ class _Graph:
 
     ms = "com.microsoft"
 
-    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+    def __init__(self, tensors: dict[str, np.ndarray], *, int8: bool) -> None:
         self.tensors = tensors
+        self.int8 = int8
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
 
-    def const(self, name: str, array: np.ndarray) -> str:
+    def const(self, name: str, array: np.ndarray, dtype: type = np.float32) -> str:
         from onnx import numpy_helper
 
         self.initializers.append(numpy_helper.from_array(
-            np.ascontiguousarray(array, dtype=np.float32), name))
+            np.ascontiguousarray(array, dtype=dtype), name))
         return name
 
     def node(self, op: str, inputs: list[str], output: str, domain: str = ms,
@@ -171,6 +179,18 @@ class _Graph:
 
     def weight(self, name: str) -> str:
         return self.const(name, self.tensors[name])
+
+    def matmul(self, x: str, name: str, output: str) -> str:
+        """``x`` times the weight ``name`` (``[in, out]``). In int8: the weight quantised
+        symmetrically per output column, ``x`` per call (to uint8, its own range)."""
+        if not self.int8:
+            return self.node("MatMul", [x, self.weight(name)], output, "")
+        weight = self.tensors[name]
+        scale = np.maximum(np.abs(weight).max(axis=0), 1e-12) / 127
+        return self.node("DynamicQuantizeMatMul", [
+            x, self.const(name + ".int8", np.rint(weight / scale), np.int8),
+            self.const(name + ".scale", scale),
+            self.const(name + ".zero", np.zeros(len(scale)), np.int8)], output)
 
     def skip_layer_norm(self, h: str, residual: str, prefix: str, bias: str, output: str) -> str:
         return self.node("SkipLayerNormalization",
@@ -203,15 +223,13 @@ class _Graph:
         qkv_bias = self.const(f"{attention}qkv.bias",
                               np.concatenate([self.tensors[p + ".bias"] for p in parts]))
         h = self.node("Attention", [x, qkv, qkv_bias, mask], f"l{i}.attention", num_heads=HEADS)
-        h = self.node("MatMul", [h, self.weight(attention + "output.dense.weight")],
-                      f"l{i}.o", "")
+        h = self.matmul(h, attention + "output.dense.weight", f"l{i}.o")
         x1 = self.skip_layer_norm(h, x, attention + "output.", attention + "output.dense.bias",
                                   f"l{i}.x1")
-        h = self.node("MatMul", [x1, self.weight(layer + "intermediate.dense.weight")],
-                      f"l{i}.up", "")
+        h = self.matmul(x1, layer + "intermediate.dense.weight", f"l{i}.up")
         h = self.node("BiasGelu", [h, self.weight(layer + "intermediate.dense.bias")],
                       f"l{i}.gelu")
-        h = self.node("MatMul", [h, self.weight(layer + "output.dense.weight")], f"l{i}.down", "")
+        h = self.matmul(h, layer + "output.dense.weight", f"l{i}.down")
         return self.skip_layer_norm(h, x1, layer + "output.", layer + "output.dense.bias", output)
 
     def serialized(self) -> bytes:

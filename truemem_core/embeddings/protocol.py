@@ -17,6 +17,9 @@ class Embedder(Protocol):
 
     One may also have a ``load()`` method (the built-in embedder has): a store calls it
     as it opens, so that a local model is loaded before calls arrive, not during one.
+    And an ``embed_queries(texts)`` method (or attribute, ``None`` for none): search
+    queries are then embedded with it (``MiniLMEmbedder(int8_queries=True)``), and a
+    query's vector is never stored as a text's.
     """
 
     @property

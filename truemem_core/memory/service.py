@@ -59,6 +59,7 @@ def check_batch_size(value: Any) -> int:
     return value
 
 
+Embedding = Callable[[Sequence[str]], Vector]
 QUERY_CACHE_SIZE = 1024  # query embeddings kept: 1.5 MB at 384 dimensions
 QUERY_CACHE_CHARS = 2000  # longer texts are rarely asked twice word for word
 
@@ -70,6 +71,8 @@ class MemoryStore:
         self.settings = settings
         self.env = MemoryEnv(db, channels_for_dialect(db.dialect), settings, embedder.model_name)
         self._queries: OrderedDict[str, Vector] = OrderedDict()  # see embed_query
+        # a query embedded its own way (``int8_queries``) is never stored as a text's vector
+        self._embed_queries = getattr(embedder, "embed_queries", None)
 
     def check_user(self, user_id: Any) -> str:
         return check_id(user_id, "user_id", self.settings.max_id_chars)
@@ -81,7 +84,7 @@ class MemoryStore:
         if cached is not None:
             self._queries.move_to_end(text)
             return cached
-        vector: Vector = (await self._compute([text]))[0]
+        vector: Vector = (await self._compute([text], self._embed_queries))[0]
         vector.flags.writeable = False  # shared by every caller of this text
         if len(text) <= QUERY_CACHE_CHARS:
             self._queries[text] = vector
@@ -94,12 +97,13 @@ class MemoryStore:
 
         A text a query embedded a moment ago comes from the query cache: a message that
         ``get_context`` saw and ``record`` then stored is embedded once, not again by
-        its extraction job (when that job runs in this process).
+        its extraction job (when that job runs in this process), unless the embedder
+        embeds queries its own way.
         """
         vectors = np.empty((len(texts), self.embedder.dimension), dtype=np.float32)
         missing = []
         for n, text in enumerate(texts):
-            cached = self._queries.get(text)
+            cached = self._queries.get(text) if self._embed_queries is None else None
             if cached is None:
                 missing.append(n)
             else:
@@ -108,9 +112,10 @@ class MemoryStore:
             vectors[missing] = await self._compute([texts[n] for n in missing])
         return vectors
 
-    async def _compute(self, texts: list[str]) -> Vector:
-        """The model's normalised vectors of ``texts``, in the low-priority pool."""
-        return normalize(await compute.run(self.embedder.embed, texts))
+    async def _compute(self, texts: list[str], embed: Embedding | None = None) -> Vector:
+        """The model's normalised vectors of ``texts`` (by ``embed``, else the embedder's
+        ``embed``), in the low-priority pool."""
+        return normalize(await compute.run(embed or self.embedder.embed, texts))
 
     async def candidate(
         self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,
