@@ -1,7 +1,9 @@
 """The built-in embedder: latency of one query, throughput of a batch, fidelity.
 
 * latency: p50 / p95 of ``embed([text])`` for a short query (10 tokens) and a longer
-  message (40 tokens), back to back after a warm-up, in this process;
+  message (40 tokens), back to back after a warm-up, in this process; with ``--pause
+  MS``, each after that long idle, as a chat's messages come (a server does other
+  work between them, and the model's weights leave the CPU caches meanwhile);
 * throughput: texts per second in batches of 32 (as when memories are stored);
 * fidelity: cosine of each vector to the reference vectors of the original PyTorch
   all-MiniLM-L6-v2 (sentence-transformers, fp32) shipped with the tests
@@ -17,6 +19,7 @@ fp32 query's exact top 10 that the int8 query's exact top 10 holds.
     .venv/bin/python benchmarks/embedder.py
     .venv/bin/python benchmarks/embedder.py --precision int8 --threads 1 --queries 1000
     .venv/bin/python benchmarks/embedder.py --int8-queries
+    .venv/bin/python benchmarks/embedder.py --int8-queries --pause 5
 
 Millisecond figures depend on what else runs on the machine: on a shared or small
 machine, run it a few times and read the spread.
@@ -58,11 +61,14 @@ MEDIUM = (
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def timed(embed: Embed, texts: list[str], runs: int) -> list[float]:
+def timed(embed: Embed, texts: list[str], runs: int, pause: float = 0.0) -> list[float]:
+    """Seconds per ``embed(texts)``, back to back after a warm-up, or ``pause`` seconds
+    after the last one ended."""
     for _ in range(max(runs // 10, 3)):  # warm-up
         embed(texts)
     samples = []
     for _ in range(runs):
+        time.sleep(pause)
         began = time.perf_counter()
         embed(texts)
         samples.append(time.perf_counter() - began)
@@ -87,14 +93,14 @@ def search_overlap(embedder: MiniLMEmbedder, int8: Embed, data: Path) -> str:
             f"{np.mean(overlaps):.3f} (exact search for either vector)")
 
 
-def alternated(embed: Embed, int8: Embed, texts: list[str], runs: int,
+def alternated(embed: Embed, int8: Embed, texts: list[str], runs: int, pause: float = 0.0,
                block: int = 50) -> tuple[list[float], list[float]]:
     """``timed`` for both query paths, in alternating blocks (this VM's speed drifts
     from one minute to the next; alternating exposes both to the same minutes)."""
     samples: tuple[list[float], list[float]] = ([], [])
     for start in range(0, runs, block):
         for embedder, out in ((embed, samples[0]), (int8, samples[1])):
-            out += timed(embedder, texts, min(block, runs - start))
+            out += timed(embedder, texts, min(block, runs - start), pause)
     return samples
 
 
@@ -127,6 +133,9 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=20, help="timed batches of 32")
     parser.add_argument("--reference", type=Path, default=REFERENCE,
                         help="reference vectors (JSON with texts, vectors, source)")
+    parser.add_argument("--pause", type=float, default=0.0, metavar="MS",
+                        help="idle this long before each timed query (as between a user's "
+                             "messages), so the model's weights may leave the CPU caches")
     parser.add_argument("--int8-queries", action="store_true",
                         help="also the query path in int8 arithmetic, alternated with fp32")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
@@ -141,12 +150,13 @@ def main() -> int:
     embedder.embed([SHORT])
     load_seconds = time.perf_counter() - began
     int8 = embedder.embed_queries
+    pause = args.pause / 1000
     if int8 is None:
-        short = percentiles(timed(embedder.embed, [SHORT], args.queries))
-        medium = percentiles(timed(embedder.embed, [MEDIUM], args.queries))
+        short = percentiles(timed(embedder.embed, [SHORT], args.queries, pause))
+        medium = percentiles(timed(embedder.embed, [MEDIUM], args.queries, pause))
     else:
-        short_both = alternated(embedder.embed, int8, [SHORT], args.queries)
-        medium_both = alternated(embedder.embed, int8, [MEDIUM], args.queries)
+        short_both = alternated(embedder.embed, int8, [SHORT], args.queries, pause)
+        medium_both = alternated(embedder.embed, int8, [MEDIUM], args.queries, pause)
         short, medium = percentiles(short_both[0]), percentiles(medium_both[0])
     batch = [f"{MEDIUM} ({i})" if i % 2 else f"{SHORT} ({i})" for i in range(32)]
     batches = percentiles(timed(embedder.embed, batch, args.batches))
@@ -155,9 +165,10 @@ def main() -> int:
     print(f"load average (1/5/15 min): {machine['loadavg_at_start']} -> {loadavg()}")
     print(f"{embedder.model_name}, {embedder.precision} weights, {args.threads} threads; "
           f"model load {load_seconds:.2f}s\n")
-    print(f"one query, 10 tokens ({args.queries} runs): p50 {short['p50_ms']:.2f} ms, "
+    after = f", each {args.pause:g} ms after the last" if args.pause else ""
+    print(f"one query, 10 tokens ({args.queries} runs{after}): p50 {short['p50_ms']:.2f} ms, "
           f"p95 {short['p95_ms']:.2f} ms")
-    print(f"one text, 40 tokens ({args.queries} runs): p50 {medium['p50_ms']:.2f} ms, "
+    print(f"one text, 40 tokens ({args.queries} runs{after}): p50 {medium['p50_ms']:.2f} ms, "
           f"p95 {medium['p95_ms']:.2f} ms")
     print(f"batches of 32 mixed texts ({args.batches} runs): p50 {batches['p50_ms']:.1f} ms, "
           f"{32_000 / batches['p50_ms']:.0f} texts/s")
