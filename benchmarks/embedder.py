@@ -142,6 +142,8 @@ def main() -> int:
                         help=f"directory of {LOCOMO_FILE}, for --int8-queries "
                              f"(default: {DEFAULT_DATA})")
     args = parser.parse_args()
+    if args.pause < 0:
+        parser.error("--pause must not be negative")
 
     machine = machine_info()
     began = time.perf_counter()
