@@ -12,6 +12,7 @@ by ``TrueMem`` first, so its migrations have created those tables.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import gzip
 import json
@@ -42,6 +43,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from truemem_core import Embedder, Settings, TrueMem
+from truemem_core.storage import text_indexes
 from truemem_core.storage.schema import memories
 
 Vector = np.ndarray[Any, np.dtype[np.float32]]
@@ -343,7 +345,8 @@ def require_empty(engine: Engine, table: Any, label: str) -> None:
                          f"{table.name}; give an empty one")
 
 
-def bulk_load(engine: Engine, data: Dataset, chunk_size: int, label: str) -> float:
+def bulk_load(engine: Engine, data: Dataset, chunk_size: int, label: str, *,
+              merge_text_indexes: bool = True) -> float:
     """Insert the dataset into ``memories`` with executemany, one transaction per chunk.
 
     On PostgreSQL, ends with ``VACUUM (ANALYZE)`` and a ``CHECKPOINT`` (steady state: no
@@ -368,19 +371,38 @@ def bulk_load(engine: Engine, data: Dataset, chunk_size: int, label: str) -> flo
             progress(f"{label}: loaded {done:,}/{data.rows:,} memories "
                      f"({100 * done / data.rows:.0f}%), {rate:,.0f} rows/s, ETA {eta:,.0f}s",
                      final=done == data.rows)
-    settle(engine, ("memories",), label)
+    settle(engine, ("memories",), label, merge_text_indexes=merge_text_indexes)
     return time.perf_counter() - began
 
 
-def settle(engine: Engine, tables: Sequence[str], label: str) -> None:
-    """PostgreSQL: ``VACUUM (ANALYZE)`` the tables and ``CHECKPOINT``; nothing on SQLite."""
-    if engine.dialect.name != "postgresql":
+def settle(engine: Engine, tables: Sequence[str], label: str, *,
+           merge_text_indexes: bool = True) -> None:
+    """The store as its background work keeps it, so that none of it runs during the
+    measurements. PostgreSQL: ``VACUUM (ANALYZE)`` the tables and ``CHECKPOINT``.
+    SQLite: the full-text indexes merged by the steps the worker runs after every
+    exchange (``storage.text_indexes``), until a step finds nothing left to merge;
+    ``merge_text_indexes=False`` leaves them as the loading transactions split them."""
+    if engine.dialect.name == "sqlite":
+        if merge_text_indexes:
+            progress(f"{label}: merging the full-text indexes", final=True)
+            asyncio.run(_merge_text_indexes(engine.url))
         return
     progress(f"{label}: VACUUM (ANALYZE) {', '.join(tables)}; CHECKPOINT", final=True)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.exec_driver_sql(f"VACUUM (ANALYZE) {', '.join(tables)}")
         with contextlib.suppress(DBAPIError):  # needs superuser or pg_checkpoint
             conn.exec_driver_sql("CHECKPOINT")
+
+
+async def _merge_text_indexes(url: URL) -> None:
+    engine = create_async_engine(url.set(drivername="sqlite+aiosqlite"))
+    try:
+        merged = True
+        while merged:
+            async with engine.begin() as conn:
+                merged = await text_indexes.merge(conn)
+    finally:
+        await engine.dispose()
 
 
 def store_bytes(engine: Engine) -> int:

@@ -225,7 +225,8 @@ def load_chats(
                    messages.c.summarized.is_(True))
             .scalar_subquery())
         conn.execute(sessions.update().values(summarized_through=last_folded))
-    settle(engine, ("messages", "sessions"), label)
+    settle(engine, ("messages", "sessions"), label,
+           merge_text_indexes=not args.unmerged_text_indexes)
     return chats, time.perf_counter() - began
 
 
@@ -356,7 +357,8 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
     engine = bulk_engine(url)
     try:
         result.server = server_versions(engine)
-        result.memories_load_seconds = bulk_load(engine, data, args.chunk, label)
+        result.memories_load_seconds = bulk_load(
+            engine, data, args.chunk, label, merge_text_indexes=not args.unmerged_text_indexes)
         chats, result.sessions_load_seconds = load_chats(
             engine, data, args, lines, settings.recent_messages,
             TiktokenCounter(settings.token_encoding), label)
@@ -505,6 +507,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="run every statement through SQLAlchemy's execution layer, as "
                              "something listening to the engine makes TrueMem do "
                              "(truemem_core.storage.direct): the cost it saves")
+    parser.add_argument("--unmerged-text-indexes", action="store_true",
+                        help="SQLite: leave the full-text indexes split into the b-trees "
+                             "of the loading transactions instead of merged as the worker's "
+                             "maintenance keeps them (truemem_core.storage.text_indexes): "
+                             "what the merging saves")
     parser.add_argument("--backends", default="sqlite,postgres",
                         help="comma-separated: sqlite, postgres")
     parser.add_argument("--database-url",
@@ -569,7 +576,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           + ("; repeated queries (the query-embedding cache answers them)"
              if args.repeat_queries else "")
           + ("; every statement through SQLAlchemy (--via-sqlalchemy)"
-             if args.via_sqlalchemy else ""))
+             if args.via_sqlalchemy else "")
+          + ("; SQLite's full-text indexes unmerged (--unmerged-text-indexes)"
+             if args.unmerged_text_indexes else ""))
     print("load s: " + ", ".join(
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")

@@ -31,7 +31,7 @@ from truemem_core.memory.service import MemoryStore
 from truemem_core.records import Source
 from truemem_core.search.recall import store_embeddings
 from truemem_core.settings import Settings
-from truemem_core.storage import outbox
+from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
 
@@ -138,9 +138,12 @@ class Handlers:
                 await store_embeddings(conn, user, [m.id for m in found], vectors)
 
     async def maintain(self, job: Any) -> None:
-        """Dynamic scores, lifecycle states and pruning for the job's user."""
+        """Dynamic scores, lifecycle states and pruning for the job's user; then a step
+        of merging SQLite's full-text indexes, which every exchange's writes split."""
         await self.memories.maintain(job.user_id)
-        await self._finish(job.key)
+        async with self.db.transaction() as conn:
+            if await outbox.finish(conn, job.key):
+                await text_indexes.merge(conn)
 
     async def _finish(self, key: str) -> None:
         async with self.db.transaction() as conn:

@@ -1,0 +1,43 @@
+"""SQLite's full-text indexes kept merged, one bounded step at a time.
+
+FTS5 writes each transaction's rows into an index as a b-tree of their own (a
+segment) and merges segments lazily, so a store written to message by message holds
+a dozen or more per index, and a MATCH looks each of its terms up in every one: the
+trigram channel looks up 20-40 fragments per search. ``merge`` runs one step of
+FTS5's own merging on each index: at most ``pages`` pages written, and only b-trees
+that share a level (two are enough, migration 0015), so a step holds the write lock
+for milliseconds, and merging into a large b-tree is spread over many steps. The
+worker runs one after each exchange's maintenance (``jobs.handlers``): a store at
+rest settles at one to three b-trees per index, a store being written to at a few
+more (what it saves a ``get_context``: docs/benchmarks.md,
+``--unmerged-text-indexes``).
+
+PostgreSQL has no FTS5; ``merge`` does nothing there.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+TABLES = ("memories_fts", "memories_trgm", "messages_fts")
+PAGES = 50  # per index and step: at most ~200 KB written, a few milliseconds of the write lock
+
+_CHANGES = text("SELECT total_changes()")
+
+
+async def merge(conn: AsyncConnection, pages: int = PAGES) -> bool:
+    """One merge step on each index, in the caller's transaction; whether any b-trees
+    were merged (never on PostgreSQL)."""
+    if pages <= 0:  # a negative count would start a merge of the whole index
+        raise ValueError("pages must be positive")
+    if conn.dialect.name != "sqlite":
+        return False
+    merged = False
+    for table in TABLES:
+        before = await conn.scalar(_CHANGES)
+        await conn.execute(text(f"INSERT INTO {table}({table}, rank) VALUES ('merge', :pages)"),
+                           {"pages": pages})
+        # FTS5 counts two changes or more when the step merged something (its docs)
+        merged |= await conn.scalar(_CHANGES) - before >= 2
+    return merged
