@@ -128,7 +128,8 @@ def run_backend(
     engine = bulk_engine(url)
     try:
         result.server = server_versions(engine)
-        result.load_seconds = bulk_load(engine, data, args.chunk, label)
+        result.load_seconds = bulk_load(engine, data, args.chunk, label,
+                                        merge_text_indexes=not args.unmerged_text_indexes)
         result.rows_per_second = data.rows / result.load_seconds
         result.store_bytes = store_bytes(engine)
 
@@ -211,6 +212,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--distinct-texts", type=int, default=8000,
                         help="distinct memory texts to embed (the pool users draw from)")
     parser.add_argument("--chunk", type=int, default=5000, help="rows per insert transaction")
+    parser.add_argument("--unmerged-text-indexes", action="store_true",
+                        help="SQLite: leave the full-text indexes split into the b-trees "
+                             "of the loading transactions (see context_latency.py)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tmpdir", help="where the SQLite file goes (default: system temp)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
@@ -253,7 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"dataset: {data.users:,} users x {data.per_user} memories = {data.rows:,} rows; "
           f"{len(data.facts):,} distinct texts embedded in {data.embed_seconds:.1f}s "
           f"({embedder.model_name}); search k={Settings().search_k}; "
-          f"{args.queries:,} rounds after {args.warmup} warm-up; latencies in ms\n")
+          f"{args.queries:,} rounds after {args.warmup} warm-up; latencies in ms"
+          + ("; SQLite's full-text indexes unmerged" if args.unmerged_text_indexes else "")
+          + "\n")
     print(tables(results))
     for r in results:
         if r.plan:

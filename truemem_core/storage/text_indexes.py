@@ -2,15 +2,15 @@
 
 FTS5 writes each transaction's rows into an index as a b-tree of their own (a
 segment) and merges segments lazily, so a store written to message by message holds
-a dozen or more per index, and a MATCH looks each of its terms up in every one: the
-trigram channel looks up 20-40 fragments per search. ``merge`` runs one step of
-FTS5's own merging on each index: at most ``pages`` pages written, and only b-trees
-that share a level (two are enough, migration 0015), so a step holds the write lock
-for milliseconds, and merging into a large b-tree is spread over many steps. The
-worker runs one after each exchange's maintenance (``jobs.handlers``): a store at
-rest settles at one to three b-trees per index, a store being written to at a few
-more (what it saves a ``get_context``: docs/benchmarks.md,
-``--unmerged-text-indexes``).
+a dozen or more per index, and a MATCH looks each of its terms up in every one (the
+trigram channel's terms: every 3-letter fragment of the query's words). ``merge``
+runs one step of FTS5's own merging on each index: at most ``pages`` pages written,
+and only b-trees that share a level (two are enough, migration 0015), so a step
+holds the write lock for milliseconds, and merging into a large b-tree is spread
+over many steps. The worker runs one after each exchange's maintenance
+(``jobs.handlers``): a store at rest settles at one to three b-trees per index, a
+store being written to at a few more (what it saves a ``get_context``:
+docs/benchmarks.md, ``--unmerged-text-indexes``).
 
 PostgreSQL has no FTS5; ``merge`` does nothing there.
 """
