@@ -9,11 +9,13 @@ them together again, and searches find exactly what they found before. Migration
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from migration_steps import migrate
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from truemem_core import TrueMem
 from truemem_core.storage import text_indexes
@@ -44,18 +46,24 @@ def _usermerge(url: str) -> dict[str, object]:
                 .get("usermerge") for table in text_indexes.TABLES}
 
 
-async def _merge_until_done(url: str) -> int:
-    """Merge steps, each in its own transaction, until one merges nothing; how many merged."""
+@asynccontextmanager
+async def _transaction(url: str) -> AsyncIterator[AsyncConnection]:
     engine = create_async_engine(resolve_url(url))
-    steps = 0
     try:
-        while True:
-            async with engine.begin() as conn:
-                if not await text_indexes.merge(conn, pages=50):
-                    return steps
-            steps += 1
+        async with engine.begin() as conn:
+            yield conn
     finally:
         await engine.dispose()
+
+
+async def _merge_until_done(url: str) -> int:
+    """Merge steps, each in its own transaction, until one merges nothing; how many merged."""
+    steps = 0
+    while True:
+        async with _transaction(url) as conn:
+            if not await text_indexes.merge(conn, pages=50):
+                return steps
+        steps += 1
 
 
 async def _searches(memory: TrueMem) -> list[list[tuple[str, float]]]:
@@ -98,14 +106,10 @@ async def test_a_maintain_job_runs_a_merge_step(tmp_url: str) -> None:
 async def test_a_step_must_write_some_pages(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         await memory.aadd_memory("ana", "Plays the cello")
-    engine = create_async_engine(resolve_url(tmp_url))
-    try:
-        async with engine.begin() as conn:
-            for pages in (0, -50):  # FTS5 would take a negative count as a merge of it all
-                with pytest.raises(ValueError, match="positive"):
-                    await text_indexes.merge(conn, pages=pages)
-    finally:
-        await engine.dispose()
+    async with _transaction(tmp_url) as conn:
+        for pages in (0, -50):  # FTS5 would take a negative count as a merge of it all
+            with pytest.raises(ValueError, match="positive"):
+                await text_indexes.merge(conn, pages=pages)
 
 
 @SQLITE
@@ -128,9 +132,5 @@ async def test_usermerge_is_two_after_the_upgrade_and_four_after_the_downgrade(
 async def test_nothing_to_merge_on_postgres(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         await memory.aadd_memory("ana", "Plays the cello")
-    engine = create_async_engine(resolve_url(tmp_url))
-    try:
-        async with engine.begin() as conn:
-            assert await text_indexes.merge(conn) is False
-    finally:
-        await engine.dispose()
+    async with _transaction(tmp_url) as conn:
+        assert await text_indexes.merge(conn) is False
