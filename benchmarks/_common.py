@@ -385,7 +385,7 @@ def settle(engine: Engine, tables: Sequence[str], label: str, *,
     if engine.dialect.name == "sqlite":
         if merge_text_indexes:
             progress(f"{label}: merging the full-text indexes", final=True)
-            asyncio.run(_merge_text_indexes(engine.url))
+            progress(f"{label}: {asyncio.run(_merge_text_indexes(engine.url))}", final=True)
         return
     progress(f"{label}: VACUUM (ANALYZE) {', '.join(tables)}; CHECKPOINT", final=True)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -394,15 +394,24 @@ def settle(engine: Engine, tables: Sequence[str], label: str, *,
             conn.exec_driver_sql("CHECKPOINT")
 
 
-async def _merge_text_indexes(url: URL) -> None:
+async def _merge_text_indexes(url: URL) -> str:
+    """Merge steps until one merges nothing; what they did, in words."""
     engine = create_async_engine(url.set(drivername="sqlite+aiosqlite"))
     try:
-        merged = True
+        async with engine.connect() as conn:
+            before = await text_indexes.btrees(conn)
+        began, steps, merged = time.perf_counter(), 0, True
         while merged:
             async with engine.begin() as conn:
                 merged = await text_indexes.merge(conn)
+            steps += 1
+        seconds = time.perf_counter() - began
+        async with engine.connect() as conn:
+            after = await text_indexes.btrees(conn)
     finally:
         await engine.dispose()
+    return (f"b-trees per index {before} -> {after}, {steps} steps in {seconds:.1f}s "
+            f"({1000 * seconds / steps:.1f} ms a step)")
 
 
 def store_bytes(engine: Engine) -> int:

@@ -34,10 +34,6 @@ def _path(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///"))
 
 
-def _btrees(url: str) -> dict[str, int]:
-    with sqlite3.connect(_path(url)) as db:
-        return {table: db.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0]
-                for table in text_indexes.TABLES}
 
 
 def _usermerge(url: str) -> dict[str, object]:
@@ -54,6 +50,11 @@ async def _transaction(url: str) -> AsyncIterator[AsyncConnection]:
             yield conn
     finally:
         await engine.dispose()
+
+
+async def _btrees(url: str) -> dict[str, int]:
+    async with _transaction(url) as conn:
+        return await text_indexes.btrees(conn)
 
 
 async def _merge_until_done(url: str) -> int:
@@ -77,10 +78,10 @@ async def test_merging_leaves_fewer_btrees_and_the_same_results(tmp_url: str) ->
     async with TrueMem(tmp_url) as memory:
         for fact in FACTS:  # one transaction each, as a live store is written (no jobs)
             await memory.aadd_memory("ana", fact)
-        split = _btrees(tmp_url)
+        split = await _btrees(tmp_url)
         before = await _searches(memory)
         assert await _merge_until_done(tmp_url) > 0
-        merged = _btrees(tmp_url)
+        merged = await _btrees(tmp_url)
         for table in ("memories_fts", "memories_trgm"):
             assert split[table] >= 8 and merged[table] <= 3, (split, merged)
         assert await _searches(memory) == before
@@ -93,11 +94,11 @@ async def test_a_maintain_job_runs_a_merge_step(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         for fact in FACTS:  # one b-tree per memory, no job yet
             await memory.aadd_memory("ana", fact)
-        split = _btrees(tmp_url)["memories_trgm"]
+        split = (await _btrees(tmp_url))["memories_trgm"]
         for n in range(6):
             await memory.arecord("ana", "s1", f"Question {n} about the cello?", f"Answer {n}.")
         await memory.adrain()  # the exchanges' jobs: extraction, then maintenance
-        merged = _btrees(tmp_url)
+        merged = await _btrees(tmp_url)
         assert merged["memories_trgm"] < split, (split, merged)
         assert merged["memories_trgm"] <= 3 and merged["messages_fts"] <= 3, merged
 
@@ -134,3 +135,4 @@ async def test_nothing_to_merge_on_postgres(tmp_url: str) -> None:
         await memory.aadd_memory("ana", "Plays the cello")
     async with _transaction(tmp_url) as conn:
         assert await text_indexes.merge(conn) is False
+        assert await text_indexes.btrees(conn) == {}
