@@ -8,6 +8,7 @@ them together again, and searches find exactly what they found before. Migration
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,9 +18,9 @@ import pytest
 from migration_steps import migrate
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
-from truemem_core import TrueMem
+from truemem_core import Settings, TrueMem
 from truemem_core.storage import text_indexes
-from truemem_core.storage.database import resolve_url
+from truemem_core.storage.database import Database, resolve_url
 
 SQLITE = pytest.mark.parametrize("backend", ["sqlite"])
 
@@ -104,6 +105,22 @@ async def test_a_maintain_job_runs_a_merge_step(tmp_url: str) -> None:
 
 
 @SQLITE
+async def test_the_workers_sweep_merges_what_no_exchange_wrote(tmp_url: str) -> None:
+    async with TrueMem(tmp_url, settings=Settings(sweep_interval_s=0.05)) as memory:
+        for fact in FACTS:  # add_memory queues no job: only the sweep can merge these
+            await memory.aadd_memory("ana", fact)
+        split = await _btrees(tmp_url)
+        await memory.adrain()  # starts the in-process worker, and with it the sweep
+        for _ in range(200):
+            merged = await _btrees(tmp_url)
+            if merged["memories_trgm"] <= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert split["memories_trgm"] >= 8, split
+        assert merged["memories_fts"] <= 3 and merged["memories_trgm"] <= 3, (split, merged)
+
+
+@SQLITE
 async def test_a_step_must_write_some_pages(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         await memory.aadd_memory("ana", "Plays the cello")
@@ -136,3 +153,8 @@ async def test_nothing_to_merge_on_postgres(tmp_url: str) -> None:
     async with _transaction(tmp_url) as conn:
         assert await text_indexes.merge(conn) is False
         assert await text_indexes.btrees(conn) == {}
+    db = Database(resolve_url(tmp_url), embedder=None)
+    try:
+        assert await text_indexes.merge_some(db) == 0
+    finally:
+        await db.close()

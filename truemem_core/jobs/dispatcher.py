@@ -2,7 +2,9 @@
 
 A send that fails (Redis down) leaves the job pending, and a sweep re-sends
 pending jobs, so nothing accepted is lost. Running a job twice is harmless
-(see ``handlers``).
+(see ``handlers``). The sweep is the worker's clock: it also merges SQLite's
+full-text indexes a little (``text_indexes.merge_some``), which writes outside an
+exchange leave split.
 
 Sends happen in a thread of their own (``_Sender``), never on TrueMem's event loop:
 with Redis a send is a network round trip, and while Redis is down a failed connect
@@ -26,7 +28,7 @@ from typing import Any
 from truemem_core.errors import DrainTimeoutError
 from truemem_core.jobs.broker import JobQueue
 from truemem_core.settings import Settings
-from truemem_core.storage import outbox
+from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
 
@@ -173,6 +175,10 @@ class Dispatcher:
             except Exception:  # a sweep must never die; the next one retries
                 log.exception("sweeping pending jobs failed")
             self._first_sweep.set()
+            try:
+                await text_indexes.merge_some(self.db)
+            except Exception as exc:  # e.g. a long write held the lock: the next sweep merges
+                log.warning("could not merge the full-text indexes: %s", exc)
             await asyncio.sleep(interval)
             since = utcnow() - timedelta(seconds=interval)
 

@@ -8,20 +8,27 @@ runs one step of FTS5's own merging on each index: at most ``pages`` pages writt
 and only b-trees that share a level (two are enough, migration 0015), so a step
 holds the write lock for milliseconds, and merging into a large b-tree is spread
 over many steps. The worker runs one after each exchange's maintenance
-(``jobs.handlers``): a store at rest settles at one to three b-trees per index, a
-store being written to at a few more (what it saves a ``get_context``:
-docs/benchmarks.md, ``--unmerged-text-indexes``).
+(``jobs.handlers``), and a few on each of its sweeps (``merge_some``) for what is
+written with no exchange (``add_memory``, imports): a store at rest settles at one to
+three b-trees per index, a store being written to at a few more (what it saves a
+``get_context``: docs/benchmarks.md, ``--unmerged-text-indexes``).
 
 PostgreSQL has no FTS5; ``merge`` does nothing there.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+if TYPE_CHECKING:
+    from truemem_core.storage.database import Database
+
 TABLES = ("memories_fts", "memories_trgm", "messages_fts")
 PAGES = 50  # per index and step: at most ~200 KB written; a step took 7-9 ms on the benchmark VM
+SWEEP_STEPS = 20  # per sweep of the worker's: at most ~0.2 s of merging, in steps of its own
 
 _CHANGES = text("SELECT total_changes()")
 
@@ -41,6 +48,20 @@ async def merge(conn: AsyncConnection, pages: int = PAGES) -> bool:
         # FTS5 counts two changes or more when the step merged something (its docs)
         merged |= await conn.scalar(_CHANGES) - before >= 2
     return merged
+
+
+async def merge_some(db: Database, steps: int = SWEEP_STEPS) -> int:
+    """Merge steps until one merges nothing, ``steps`` at most, each in a transaction of
+    its own so that writers take the lock between them; how many merged. The worker's
+    sweep runs it: a store written through ``add_memory`` or an import gets no
+    maintenance job, and so no step after it."""
+    if db.dialect != "sqlite":
+        return 0
+    for done in range(steps):
+        async with db.transaction() as conn:
+            if not await merge(conn):
+                return done
+    return steps
 
 
 async def btrees(conn: AsyncConnection) -> dict[str, int]:
