@@ -187,6 +187,8 @@ messages = Table(
     # conversation recall: past turns are searchable as episodic memory (0004)
     Column("embedding", EmbeddingType, nullable=True),
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
+    Index("ix_messages_user_session_summarized", "user_id", "session_id", "summarized",
+          "id"),  # 0016
     sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
 )
 
