@@ -1,9 +1,11 @@
-"""Migration 0016: an index on a session's messages by whether they are summarised.
+"""Migration 0016: an index on a user's messages by session, whether summarised, id
+and tokens.
 
 It exists after the upgrade on both backends and is gone after the downgrade, the
 messages untouched either way; ``record`` (the unsummarised tokens that decide on a
 summary) and the summary job (the messages to fold) find a session's unsummarised
-tail through it instead of reading every message of the session.
+tail through it instead of reading every message of the session, and on SQLite
+conversation recall's statistics are read from it alone.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from typing import Any
 
 import pytest
 from migration_steps import current, head, migrate
-from sqlalchemy import event, inspect
+from sqlalchemy import event, inspect, select
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from truemem_core import TrueMem
 from truemem_core.conversation import recording, sessions
+from truemem_core.search.channels import past_turns_of
+from truemem_core.search.channels.sqlite import _average_length, _documents
 from truemem_core.storage.database import resolve_url
 
 INDEX = "ix_messages_user_session_summarized"
@@ -89,3 +93,13 @@ async def test_record_and_the_summary_job_read_the_unsummarised_tail_through_it(
     plans = await _plans(tmp_url, to_fold)
     assert [m.content for m in folded] == ["I moved to Lisbon", "Nice!"]
     assert BY_FLAG in plans[0], plans
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+async def test_sqlite_reads_recalls_statistics_from_the_index_alone(tmp_url: str) -> None:
+    async with TrueMem(tmp_url) as memory:
+        await memory.arecord("ana", "s1", "I moved to Lisbon", "Nice!")
+    corpus = past_turns_of("ana", "s1", recent=20)
+    plans = await _plans(tmp_url, lambda conn: conn.execute(
+        select(_documents(corpus), _average_length(corpus)), dict(corpus.params)))
+    assert plans[0].count(f"COVERING INDEX {INDEX} (user_id=?)") == 2, plans

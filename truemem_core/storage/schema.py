@@ -188,7 +188,7 @@ messages = Table(
     Column("embedding", EmbeddingType, nullable=True),
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
     Index("ix_messages_user_session_summarized", "user_id", "session_id", "summarized",
-          "id"),  # 0016
+          "id", "tokens"),  # 0016
     sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
 )
 

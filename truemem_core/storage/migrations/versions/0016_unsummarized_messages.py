@@ -1,4 +1,4 @@
-"""An index on a session's messages by whether they are summarised.
+"""An index on a user's messages by session, whether summarised, id and tokens.
 
 ``record`` weighs a session's messages not yet folded into its summary (the tokens
 that decide whether to queue a summary, ``conversation.recording``), and the summary
@@ -6,8 +6,10 @@ job reads them (``conversation.sessions.to_fold``). With only ``(user_id,
 session_id, id)`` to go by, both read every message of the session to test its
 flag: a session of 2,500 messages took ``record`` from 2 ms to 6 ms (warm) and past
 20 ms when those rows were no longer in PostgreSQL's buffers. ``(user_id,
-session_id, summarized, id)`` finds the unsummarised tail alone, however long the
-session.
+session_id, summarized, id, tokens)`` finds the unsummarised tail alone, however
+long the session. On SQLite it also answers conversation recall's statistics (how
+many past messages the user has, and their mean length in tokens) from the index
+alone, instead of from every message row, embedding and all.
 
 Building it on an existing store reads ``messages`` once and blocks writes to it
 meanwhile.
@@ -28,7 +30,7 @@ NAME = "ix_messages_user_session_summarized"
 
 def upgrade() -> None:
     # idempotent, as 0005-0015 are (a store stamped back runs later upgrades again)
-    op.create_index(NAME, "messages", ["user_id", "session_id", "summarized", "id"],
+    op.create_index(NAME, "messages", ["user_id", "session_id", "summarized", "id", "tokens"],
                     if_not_exists=True)
 
 
