@@ -19,13 +19,15 @@ from typing import Any
 import pytest
 from migration_steps import current, head, migrate
 from sqlalchemy import create_engine, event
+from sqlalchemy import text as sql_text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import TrueMem, default_embedder
 from truemem_core.embeddings import normalize
-from truemem_core.search.channels import channels_for_dialect, memories_of
+from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.channels import sqlite as sqlite_backend
 from truemem_core.search.filters import SearchFilters
+from truemem_core.search.scoring import bm25_rank
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import memories
 
@@ -226,3 +228,55 @@ async def test_migration_0006_drops_the_unused_gin_indexes(tmp_url: str) -> None
     await migrate(tmp_url, "upgrade", "head")
     assert not set(_GIN_INDEXES) & await _pg_indexes(tmp_url)
     assert await current(tmp_url) == head()
+
+
+_TURNS = [
+    "My sister's wedding is in June, in Lisbon",
+    "The wedding band plays jazz; my sister chose them",
+    "Mi hermana vive en Lisboa y toca la guitarra",
+    "We went to the beach and the weather was lovely",
+    "Jazz on Sundays, guitar on Mondays",
+    "Nothing about that, just the usual",
+    "the the the",
+]
+# "a" is a stop word in both languages: it parses to no query at all
+_QUERIES = [["sister's wedding", "jazz", "the"], ["guitarra", "Lisbon", "beach"],
+            ["a", "jazz"], ["nothing", "usual", "Sundays", "Mondays", "weather"],
+            ["absent"], ["a"]]
+
+# Which past message matches which keyword, one term at a time: the definition the
+# statement's shortcut (one test of each row against all the terms OR-ed) must agree with.
+_PER_TERM = """
+    SELECT m.id, t.n - 1 AS term, m.tokens
+    FROM messages m, unnest(CAST(:terms AS text[])) WITH ORDINALITY AS t(term, n)
+    WHERE m.user_id = :user AND ts_match_vq(m.search_vector,
+        phraseto_tsquery('english', t.term) || phraseto_tsquery('spanish', t.term))
+"""
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_postgres_recall_keyword_matches_equal_testing_each_term_alone(
+    tmp_url: str,
+) -> None:
+    async with TrueMem(tmp_url) as memory:
+        for user in ("ana", "bob"):
+            await memory.arecord_messages(user, "old", [("user", turn) for turn in _TURNS])
+            await memory.arecord_messages(user, "now", [("user", "hello")])
+    db = Database(resolve_url(tmp_url), embedder=None)
+    channels = channels_for_dialect("postgresql")
+    corpus = past_turns_of("ana", "now", 1)  # every message of "old" is a past turn
+    try:
+        async with db.autocommit() as conn:
+            count, average = (await conn.execute(sql_text(
+                "SELECT count(*), avg(tokens) FROM messages WHERE user_id = 'ana'"
+                " AND session_id = 'old'"))).one()
+            for terms in _QUERIES:
+                matches = (await conn.execute(
+                    sql_text(_PER_TERM), {"terms": terms, "user": "ana"})).all()
+                expected = bm25_rank(sorted((row.id, row.term, row.tokens) for row in matches),
+                                     documents=count, average_length=average, limit=10)
+                found = await channels.keyword(conn, corpus, terms, 10)
+                assert found == expected, terms
+                assert bool(found) == (terms not in (["absent"], ["a"])), terms
+    finally:
+        await db.close()

@@ -44,7 +44,7 @@ from sqlalchemy import (
     true,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, REAL
+from sqlalchemy.dialects.postgresql import ARRAY, REAL, TSQUERY
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import TypeEngine
 
@@ -167,11 +167,19 @@ def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:
     keywords = _terms("keywords")
     parsed = select((keywords.c.n - 1).label("term"), _tsquery(keywords.c.term).label("query")
                     ).cte("keyword_queries").prefix_with("MATERIALIZED")
+    # Past messages, whose number grows with the history, are tested once against all
+    # the terms and the few that match against each (``_any_of``); a user's memories
+    # (a few hundred at most) are tested per term, which costs them less.
+    matching = rows if corpus.table is memories else select(
+        rows.c.id, rows.c.length, rows.c.search_vector,
+    ).where(func.ts_match_vq(rows.c.search_vector, _any_of(parsed))
+            ).cte("keyword_rows").prefix_with("MATERIALIZED")
     parts = [
         _part(0, corpus, documents=func.count(), average=func.avg(rows.c.length))
         .select_from(rows),
-        _part(1, corpus, id=rows.c.id, term=parsed.c.term, length=rows.c.length)
-        .select_from(rows.join(parsed, func.ts_match_vq(rows.c.search_vector, parsed.c.query))),
+        _part(1, corpus, id=matching.c.id, term=parsed.c.term, length=matching.c.length)
+        .select_from(matching.join(
+            parsed, func.ts_match_vq(matching.c.search_vector, parsed.c.query))),
     ]
     if with_trigrams:
         similarities = _similarities(rows, signed)
@@ -180,6 +188,18 @@ def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:
                   value=similarities.c.value)
             .where(similarities.c.value >= bindparam("threshold", type_=Float)))
     return union_all(*parts)
+
+
+def _any_of(parsed: CTE) -> ColumnElement[Any]:
+    """The keyword queries OR-ed into one, through its text form, which PostgreSQL reads
+    back as the same query (a term of stop words only parses to nothing and is left out).
+    A row matches it if it matches any term: most match none, and testing each of 5,000
+    past messages against every term was most of a long history's keyword statement."""
+    text = func.string_agg(literal("(") + cast(parsed.c.query, Text) + literal(")"),
+                           literal(" | "))
+    # cast inside the subquery: outside, the text would be parsed again for every row
+    return select(cast(text, TSQUERY)).where(func.numnode(parsed.c.query) > 0
+                                              ).scalar_subquery()
 
 
 def _similarities(rows: CTE, signed: bool) -> Subquery:
