@@ -10,67 +10,31 @@ conversation recall's statistics are read from it alone.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from migration_steps import current, head, migrate
-from sqlalchemy import event, inspect, select
-from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+from migration_steps import index_comes_and_goes, indexes, migrate, sqlite_plans
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core import TrueMem
 from truemem_core.conversation import recording, sessions
 from truemem_core.search.channels import past_turns_of
 from truemem_core.search.channels.sqlite import _average_length, _documents
-from truemem_core.storage.database import resolve_url
 
 INDEX = "ix_messages_user_session_summarized"
 BY_FLAG = f"INDEX {INDEX} (user_id=? AND session_id=? AND summarized=?"
 
 
-async def _indexes(url: str) -> set[str]:
-    engine = create_async_engine(resolve_url(url))
-    try:
-        async with engine.connect() as conn:
-            return {index["name"] for index in await conn.run_sync(
-                lambda sync: inspect(sync).get_indexes("messages"))}
-    finally:
-        await engine.dispose()
-
-
 async def test_the_index_comes_and_goes_and_the_messages_stay(tmp_url: str) -> None:
     await migrate(tmp_url, "upgrade", "0015")
-    assert INDEX not in await _indexes(tmp_url)
+    assert INDEX not in await indexes(tmp_url, "messages")
     async with TrueMem(tmp_url) as memory:  # opening upgrades to the head
         await memory.arecord("ana", "s1", "I moved to Lisbon", "Nice!")
-    assert await current(tmp_url) == head()
-    assert INDEX in await _indexes(tmp_url)
-    await migrate(tmp_url, "downgrade", "0015")
-    assert INDEX not in await _indexes(tmp_url)
-    await migrate(tmp_url, "upgrade", "head")
-    assert INDEX in await _indexes(tmp_url)
+    await index_comes_and_goes(tmp_url, "messages", INDEX, before="0015")
     async with TrueMem(tmp_url) as memory:
         state = await memory.aget_session("ana", "s1")
         assert [m.content for m in state.recent] == ["I moved to Lisbon", "Nice!"]
-
-
-async def _plans(url: str, reads: Callable[[AsyncConnection], Awaitable[Any]]) -> list[str]:
-    """SQLite's plan of each SELECT (or INSERT ... SELECT) ``reads`` sends."""
-    engine = create_async_engine(resolve_url(url))
-    issued: list[tuple[str, Any]] = []
-    event.listen(engine.sync_engine, "before_cursor_execute",
-                 lambda _conn, _cursor, sql, parameters, *_: issued.append((sql, parameters)))
-    try:
-        async with engine.begin() as conn:
-            await reads(conn)
-            plans = []
-            for sql, parameters in list(issued):
-                rows = await conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, parameters)
-                plans.append("\n".join(str(row[3]) for row in rows))
-            await conn.rollback()
-    finally:
-        await engine.dispose()
-    return plans
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -81,7 +45,7 @@ async def test_record_and_the_summary_job_read_the_unsummarised_tail_through_it(
         await memory.arecord("ana", "s1", "I moved to Lisbon", "Nice!")
         await memory.arecord("ana", "s1", "And I play the cello", "Lovely.")
     # the first statement of record's write: the session upserted, its unsummarised tokens
-    opened = await _plans(tmp_url, lambda conn: conn.execute(recording._OPEN_SQLITE, {
+    opened = await sqlite_plans(tmp_url, lambda conn: conn.execute(recording._OPEN_SQLITE, {
         "user_id": "ana", "session_id": "s1", "now": recording.utcnow(), "threshold": 1}))
     assert BY_FLAG in opened[0], opened
 
@@ -90,7 +54,7 @@ async def test_record_and_the_summary_job_read_the_unsummarised_tail_through_it(
     async def to_fold(conn: AsyncConnection) -> None:
         folded.extend(await sessions.to_fold(conn, "ana", "s1", keep_recent=2))
 
-    plans = await _plans(tmp_url, to_fold)
+    plans = await sqlite_plans(tmp_url, to_fold)
     assert [m.content for m in folded] == ["I moved to Lisbon", "Nice!"]
     assert BY_FLAG in plans[0], plans
 
@@ -100,6 +64,6 @@ async def test_sqlite_reads_recalls_statistics_from_the_index_alone(tmp_url: str
     async with TrueMem(tmp_url) as memory:
         await memory.arecord("ana", "s1", "I moved to Lisbon", "Nice!")
     corpus = past_turns_of("ana", "s1", recent=20)
-    plans = await _plans(tmp_url, lambda conn: conn.execute(
+    plans = await sqlite_plans(tmp_url, lambda conn: conn.execute(
         select(_documents(corpus), _average_length(corpus)), dict(corpus.params)))
     assert plans[0].count(f"COVERING INDEX {INDEX} (user_id=?)") == 2, plans
