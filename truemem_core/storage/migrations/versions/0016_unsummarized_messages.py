@@ -4,12 +4,13 @@
 that decide whether to queue a summary, ``conversation.recording``), and the summary
 job reads them (``conversation.sessions.to_fold``). With only ``(user_id,
 session_id, id)`` to go by, both read every message of the session to test its
-flag: a session of 2,500 messages took ``record`` from 2 ms to 6 ms (warm) and past
-20 ms when those rows were no longer in PostgreSQL's buffers. ``(user_id,
-session_id, summarized, id, tokens)`` finds the unsummarised tail alone, however
-long the session. On SQLite it also answers conversation recall's statistics (how
-many past messages the user has, and their mean length in tokens) from the index
-alone, instead of from every message row, embedding and all.
+flag: with sessions of 2,500 messages (``benchmarks/context_latency.py --messages
+2500``) ``record`` took 18 ms on PostgreSQL and 10 ms on SQLite, against under 3
+with short sessions. ``(user_id, session_id, summarized, id, tokens)`` finds the
+unsummarised tail alone, however long the session. On SQLite it also answers
+conversation recall's statistics (how many past messages the user has, and their
+mean length in tokens) from the index alone, instead of from every message row,
+embedding and all.
 
 Building it on an existing store reads ``messages`` once and blocks writes to it
 meanwhile.
