@@ -44,6 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from truemem_core import Embedder, Settings, TrueMem
 from truemem_core.storage import text_indexes
+from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import memories
 
 Vector = np.ndarray[Any, np.dtype[np.float32]]
@@ -395,23 +396,21 @@ def settle(engine: Engine, tables: Sequence[str], label: str, *,
 
 
 async def _merge_text_indexes(url: URL) -> str:
-    """Merge steps until one merges nothing; what they did, in words."""
-    engine = create_async_engine(url.set(drivername="sqlite+aiosqlite"))
+    """Merge steps until one merges nothing (the worker's ``merge_some``, unbounded);
+    what they did, in words."""
+    db = Database(resolve_url(url.set(drivername="sqlite").render_as_string()), embedder=None)
     try:
-        async with engine.connect() as conn:
+        async with db.autocommit() as conn:
             before = await text_indexes.btrees(conn)
-        began, steps, merged = time.perf_counter(), 0, True
-        while merged:
-            async with engine.begin() as conn:
-                merged = await text_indexes.merge(conn)
-            steps += 1
+        began = time.perf_counter()
+        steps = await text_indexes.merge_some(db, steps=sys.maxsize)
         seconds = time.perf_counter() - began
-        async with engine.connect() as conn:
+        async with db.autocommit() as conn:
             after = await text_indexes.btrees(conn)
     finally:
-        await engine.dispose()
-    return (f"b-trees per index {before} -> {after}, {steps} steps in {seconds:.1f}s "
-            f"({1000 * seconds / steps:.1f} ms a step)")
+        await db.close()
+    return (f"b-trees per index {before} -> {after}, {steps} merging steps in "
+            f"{seconds:.1f}s ({1000 * seconds / max(steps, 1):.1f} ms a step)")
 
 
 def store_bytes(engine: Engine) -> int:

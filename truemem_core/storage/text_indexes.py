@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from truemem_core.storage.database import Database
 
 TABLES = ("memories_fts", "memories_trgm", "messages_fts")
-PAGES = 50  # per index and step: at most ~200 KB written; a step took 7-9 ms on the benchmark VM
-SWEEP_STEPS = 20  # per sweep of the worker's: at most ~0.2 s of merging, in steps of its own
+PAGES = 50  # per index and step: at most ~200 KB written; 5-7 ms a step on the benchmark VM
+SWEEP_STEPS = 20  # per sweep of the worker's: at most ~0.15 s of merging, in steps of its own
 
 _CHANGES = text("SELECT total_changes()")
 
