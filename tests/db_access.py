@@ -10,11 +10,11 @@ is psycopg 3, which is synchronous too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection, Executable, Row, create_engine
+from sqlalchemy import Connection, Executable, Row, create_engine, func, select, table
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -63,3 +63,10 @@ def execute(store: TrueMem | str, statement: Executable) -> int:
     with connect(store) as conn:
         result: Any = conn.execute(statement)
         return int(result.rowcount)
+
+
+def row_counts(store: TrueMem | str, tables: Sequence[str]) -> dict[str, int]:
+    """The number of rows of each of ``tables``."""
+    with connect(store) as conn:
+        return {name: int(conn.execute(select(func.count()).select_from(table(name)))
+                          .scalar_one()) for name in tables}

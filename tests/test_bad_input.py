@@ -10,13 +10,12 @@ the test's own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import db_access
 import pytest
-from sqlalchemy import create_engine, func, select, table
-from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
 
 import truemem_core
 from truemem_core import InvalidInputError, Settings, TrueMem, TrueMemError
@@ -37,16 +36,7 @@ FACTS = ["Works as a pilot at SkyAir", "Plays the cello on weekends", "Has a cat
 
 def row_counts(database_url: str) -> dict[str, int]:
     """The number of rows of every table, read on a short-lived connection of our own."""
-    url = make_url(database_url)
-    url = url.set(drivername="sqlite" if url.get_backend_name() == "sqlite"
-                  else "postgresql+psycopg")
-    engine = create_engine(url.render_as_string(hide_password=False), poolclass=NullPool)
-    try:
-        with engine.connect() as conn:
-            return {name: int(conn.execute(select(func.count()).select_from(table(name)))
-                              .scalar_one()) for name in _TABLES}
-    finally:
-        engine.dispose()
+    return db_access.row_counts(database_url, _TABLES)
 
 
 @pytest.fixture
@@ -162,6 +152,82 @@ def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
     }
     all_refused(calls, r"NUL|surrogate", repr(bad))
     seeded.drain()
+    unchanged(seeded, before)
+
+
+# --------------------------------------------------------------- arguments of other calls
+
+
+def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: TrueMem) -> None:
+    """Values no row could hold, an out-of-range time, the wrong kind of object: each
+    is ``InvalidInputError`` (not ``TypeError``, ``OverflowError``, ``UnicodeEncodeError``
+    or a ``StorageError`` blaming the database), and nothing is written."""
+    before = row_counts(seeded.database_url)
+    [memory_id] = [m.id for m in seeded.list_memories("ana")]
+    far = datetime.max.replace(tzinfo=timezone(timedelta(hours=-14)))  # past UTC's years
+    early = datetime.min.replace(tzinfo=timezone(timedelta(hours=14)))
+    nested: dict[str, Any] = {}
+    deepest = nested
+    for _ in range(5000):
+        deepest["x"] = deepest = {}
+    calls: dict[str, Callable[[], Any]] = {
+        **{f"{name} surrogate id": (lambda call=call: call("ana", "id \ud800"))
+           for name, call in (("get_memory", seeded.get_memory),
+                              ("delete_memory", seeded.delete_memory),
+                              ("history", seeded.history))},
+        "update_memory surrogate id": lambda: seeded.update_memory(
+            "ana", "\ud800", importance=2),
+        "feedback surrogate id": lambda: seeded.feedback("ana", "\ud800", "helpful"),
+        "feedback list verdict": lambda: seeded.feedback("ana", memory_id, []),  # type: ignore[arg-type]
+        "search nested kind": lambda: seeded.search("ana", "tea", kind=[["semantic"]]),  # type: ignore[list-item]
+        "search dict state": lambda: seeded.search("ana", "tea", state=[{}]),  # type: ignore[list-item]
+        "search as_of past UTC": lambda: seeded.search("ana", "tea", as_of=far),
+        "search created_after before UTC": lambda: seeded.search(
+            "ana", "tea", created_after=early),
+        "list_memories valid_at past UTC": lambda: seeded.list_memories("ana", valid_at=far),
+        "record_messages said_at past UTC": lambda: seeded.record_messages(
+            "ana", "s", [("user", "I like tea", far)]),
+        "drain text timeout": lambda: seeded.drain("x"),  # type: ignore[arg-type]
+        "drain NaN timeout": lambda: seeded.drain(float("nan")),
+        "get_entity surrogate": lambda: seeded.get_entity("ana", "Lisbon \ud800"),
+        "add_entities surrogate observation": lambda: seeded.add_entities(
+            "ana", [{"name": "Lisbon", "type": "place", "observations": ["x \ud800"]}]),
+        "put_item surrogate value": lambda: seeded.put_item(
+            "ana", ("prefs",), "k", {"content": "bad \ud800"}),
+        "put_item NUL value": lambda: seeded.put_item("ana", ("prefs",), "k", {"n": "a\x00"}),
+        "put_item NUL key": lambda: seeded.put_item("ana", ("prefs",), "k", {"a\x00": 1}),
+        "put_item nested too deep": lambda: seeded.put_item("ana", ("prefs",), "k", nested),
+        "add_memories progress not callable": lambda: seeded.add_memories(
+            "ana", FACTS[:3], batch_size=1, progress=5),  # type: ignore[arg-type]
+        "TrueMem settings dict": lambda: TrueMem(seeded.database_url, settings={}),  # type: ignore[arg-type]
+        "TrueMem embedder object": lambda: TrueMem(seeded.database_url, embedder=object()),  # type: ignore[arg-type]
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidInputError):
+            call()
+            pytest.fail(f"{name} was accepted")
+    unchanged(seeded, before)
+
+
+def test_a_count_beyond_any_store_reads_everything(seeded: TrueMem) -> None:
+    seeded.put_item("ana", ("prefs",), "tone", {"content": "Short answers"})
+    seeded.add_entities("ana", [{"name": "Lisbon", "type": "place"}])
+    found = seeded.search_items(("prefs",), user_id="ana", limit=2**70)
+    assert [item.key for item in found] == ["tone"]
+    assert seeded.search_items(("prefs",), user_id="ana", offset=2**70) == []
+    assert [e.name for e in seeded.list_entities("ana", limit=2**70)] == ["Lisbon"]
+
+
+@pytest.mark.parametrize(
+    "blank", ["\u200b\u200b", "\ufeff", "\u202e", "\x01\x02", "\u200b\u2028\u200b"])
+def test_a_text_with_nothing_visible_is_refused_as_empty(seeded: TrueMem, blank: str) -> None:
+    before = row_counts(seeded.database_url)
+    calls: dict[str, Callable[[], Any]] = {
+        "add_memory": lambda: seeded.add_memory("ana", blank),
+        "record": lambda: seeded.record("ana", "s", blank, "Nice!"),
+        "get_context": lambda: seeded.get_context("ana", "s", blank),
+    }
+    all_refused(calls, "no visible character", repr(blank))
     unchanged(seeded, before)
 
 

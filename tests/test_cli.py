@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -43,7 +45,11 @@ def _error(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
-def test_demo_second_model_knows_the_user(tmp_path: Path) -> None:
+def test_demo_second_model_knows_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a production broker in the environment is no worker of the demo's own store
+    monkeypatch.setenv("TRUEMEM_REDIS_URL", "redis://127.0.0.1:1/0")
     lines: list[str] = []
     assert run_demo(str(tmp_path / "demo.db"), out=lines.append)
     output = "\n".join(lines)
@@ -87,6 +93,8 @@ def test_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture
     capsys.readouterr()
     assert main([*db, "memories", "show", "--user", "ana", "nope"]) == 2
     assert _error(capsys).startswith("truemem: error: no memory 'nope'")
+    assert main([*db, "memories", "edit", "--user", "ana", "nope"]) == 2
+    assert "give --text and/or --importance" in _error(capsys)
 
 
 @pytest.mark.parametrize("database", ["", "::::not a url"])
@@ -115,6 +123,74 @@ def test_commands_on_existing_data_never_create_a_store(
     assert main(["--database", str(missing), *command]) == 2
     assert f"no TrueMem store at {missing}" in _error(capsys)
     assert not (tmp_path / "mistyped").exists()
+
+
+@pytest.mark.parametrize("kind", ["empty file", "another application's database", "not SQLite"])
+def test_commands_on_existing_data_leave_a_file_without_a_store_as_it_was(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = tmp_path / "app.db"
+    if kind == "empty file":
+        found.touch()
+    elif kind == "not SQLite":
+        found.write_text("hello")
+    else:
+        with contextlib.closing(sqlite3.connect(found)) as conn:
+            conn.execute("CREATE TABLE invoices (id INTEGER, amount REAL)")
+    before = found.read_bytes()
+    for command in (["memories", "list", "--user", "ana"], ["user", "export", "--user", "ana"]):
+        assert main(["--database", str(found), *command]) == 2
+        assert f"no TrueMem store at {found}" in _error(capsys)
+    assert found.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+
+
+def test_a_dry_run_import_creates_no_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = tmp_path / "mem0.json"
+    records.write_text(json.dumps([{"id": "m1", "memory": "Enjoys sailing", "user_id": "q"}]))
+    missing = tmp_path / "new" / "x.db"
+    assert main(["--database", str(missing), "import", "--from", "mem0", str(records),
+                 "--dry-run"]) == 0
+    assert "1 would be imported" in capsys.readouterr().out
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_import_with_a_time_no_store_can_hold_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = tmp_path / "mem0.json"
+    records.write_text(json.dumps([
+        {"id": "m1", "memory": "Enjoys sailing", "user_id": "q"},
+        {"id": "m2", "memory": "Likes brie", "user_id": "q",
+         "created_at": "9999-12-31T23:59:59-05:00"}]))
+    db = ["--database", str(tmp_path / "x.db")]
+    assert main([*db, "memories", "add", "--user", "q", "Lives in Lisbon"]) == 0
+    capsys.readouterr()
+    assert main([*db, "import", "--from", "mem0", str(records)]) == 2
+    assert "record 2 created_at is out of range" in _error(capsys)
+    with TrueMem(str(tmp_path / "x.db")) as memory:
+        assert [m.text for m in memory.list_memories("q")] == ["Lives in Lisbon"]
+
+
+def test_a_database_url_with_a_bad_port_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = "postgresql://u@127.0.0.1:notaport/x"
+    assert main(["--database", url, "memories", "list", "--user", "ana"]) == 2
+    assert "not a database URL" in _error(capsys)
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--redis-url", "http://nope"], "not a Redis URL"),
+    (["--port", "99999"], "--port must be from 0 to 65535"),
+])
+def test_serve_refuses_what_its_workers_could_not_use(
+    flags: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--database", str(tmp_path / "x.db"), "serve", *flags]) == 2
+    assert expected in _error(capsys)
 
 
 def test_writing_commands_create_the_store(

@@ -9,6 +9,7 @@ checking the embedder, loading the embedding model and the token tables unless
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,7 @@ from truemem_core._bridge import LoopThread
 from truemem_core._users import Users
 from truemem_core.conversation.turn import Conversation
 from truemem_core.embeddings import Embedder, TiktokenCounter, TokenCounter, default_embedder
+from truemem_core.errors import InvalidInputError
 from truemem_core.graph.service import GraphStore
 from truemem_core.jobs.broker import check_redis_url
 from truemem_core.jobs.dispatcher import Dispatcher
@@ -43,6 +45,12 @@ class Core:
         redis_url: str | None = None,
         preload: bool = True,
     ) -> None:
+        for name, value, kind, wanted in (
+                ("settings", settings, Settings, "a Settings (Settings(**values) from a dict)"),
+                ("embedder", embedder, Embedder, "an Embedder (embed, dimension, model_name)"),
+                ("token_counter", token_counter, TokenCounter, "a TokenCounter (count(text))")):
+            if value is not None and not isinstance(value, kind):
+                raise InvalidInputError(f"{name} must be {wanted}, got {type(value).__name__}")
         self.settings = settings or Settings.from_env()
         self.url = resolve_url(database_url)
         redis = redis_url if redis_url is not None else os.environ.get("TRUEMEM_REDIS_URL")
@@ -66,6 +74,9 @@ class Core:
 
     async def drain(self, timeout: float) -> None:
         """Wait for the request path's background writes, then for this instance's jobs."""
+        if (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                or not 0 <= timeout < math.inf):
+            raise InvalidInputError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
         await self.conversation.settle()
         await self.jobs.drain(timeout)
 

@@ -61,7 +61,9 @@ def run_demo(database: str | None = None, out: Callable[[str], None] = print) ->
     url = database or str(Path(workdir.name if workdir else ".") / "demo.db")
     started = time.perf_counter()
     try:
-        with TrueMem(url) as memory:
+        # its background jobs run here: a TRUEMEM_REDIS_URL set for production is no
+        # worker of this throw-away store
+        with TrueMem(url, redis_url="") as memory:
             out(f"TrueMem demo — store: {memory.database_url}\n")
             out("Session 1 · model: gpt-4o (scripted)")
             for said, reply in FIRST_SESSION:  # gpt-4o's scripted replies

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from truemem_core._validation import malformed
 from truemem_core.conversation import sessions
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
@@ -57,13 +58,13 @@ class Users:
         deduplicated, and the soft limit applies as to any other add: the excess is pruned.
         """
         user = self.memories.check_user(user_id)
-        items = portability.parse_export(data, self.memories.settings.max_text_chars)
+        items, deleted = portability.parse_export(data, self.memories.settings.max_text_chars)
         try:
             chats = sessions.parse_sessions(data.get("sessions"), self.memories.settings)
         except InvalidInputError as exc:
             raise InvalidInputError(f"export 'sessions': {exc}") from exc
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise InvalidInputError(f"export 'sessions' is malformed: {exc!r}") from exc
+            raise malformed("export 'sessions'", exc) from exc
         graph = graph_portability.parse_graph(data.get("graph"))
         kept = store.parse_exported(data.get("store_items"), data.get("user_id"), user)
         vectors = await self.memories.embed([item["text"] for item in items])
@@ -71,13 +72,15 @@ class Users:
         said_vectors = await self.memories.embed(said)  # recallable at once
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)
+            said_ids = await sessions.import_sessions(conn, user, chats, said_vectors,
+                                                      self.tokens.count)
             ids = await portability.import_memories(conn, user, items, vectors,
-                                                    self.memories.embedder.model_name)
-            await sessions.import_sessions(conn, user, chats, said_vectors, self.tokens.count)
+                                                    self.memories.embedder.model_name, deleted,
+                                                    said_ids)
             new_ids = {item["exported_id"]: new for item, new in zip(items, ids, strict=True)
                        if item["exported_id"]}
             await store.import_exported(conn, user, kept, new_ids)
-            await graph_portability.import_graph(conn, user, graph, new_ids)
+            await graph_portability.import_graph(conn, user, graph, new_ids, said_ids)
             await prune_excess(conn, self.memories.env, user)
             return await reads.by_ids(conn, user, ids)
 

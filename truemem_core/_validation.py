@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from truemem_core.errors import InvalidInputError
@@ -11,6 +13,11 @@ from truemem_core.records import KINDS, SOURCES, Kind, Source
 # Control (Cc, incl. NUL), format (Cf: zero-width, bidi marks) and lone surrogates (Cs):
 # an id holding one looks like another id, or cannot be stored on every backend.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs"})
+# ... and separators: a text of only these says nothing (zero-width spaces, a BOM)
+_BLANK = _INVISIBLE | {"Zs", "Zl", "Zp"}
+
+
+MAX_ROWS = 2**62  # a count asked for beyond any store's size: a 64-bit SQL integer holds it
 
 
 def check_id(value: Any, what: str, max_chars: int) -> str:
@@ -24,6 +31,8 @@ def check_id(value: Any, what: str, max_chars: int) -> str:
         raise InvalidInputError(
             f"{what} has a control, invisible or unpaired-surrogate character: "
             "ids must be printable text")
+    if value in (".", ".."):  # in a URL, a path step: ``/sessions/..`` is the user
+        raise InvalidInputError(f"{what} cannot be {value!r}")
     return value
 
 
@@ -44,6 +53,8 @@ def check_text(
     text = value.strip()
     if not text:
         raise InvalidInputError(f"{what} is empty")
+    if all(unicodedata.category(c) in _BLANK for c in text):  # stops at the first visible
+        raise InvalidInputError(f"{what} has no visible character")
     if "\x00" in text:
         raise InvalidInputError(f"{what} contains a NUL character, which cannot be stored")
     try:
@@ -52,6 +63,17 @@ def check_text(
         raise InvalidInputError(
             f"{what} contains an unpaired surrogate (not valid Unicode text)") from exc
     return text
+
+
+def is_storable(text: str) -> bool:
+    """Whether every backend can store ``text``: no NUL, no unpaired surrogate."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_importance(value: Any) -> int:
@@ -72,7 +94,68 @@ def check_source(value: Any) -> Source:
     return value  # type: ignore[no-any-return]
 
 
-def check_k(value: Any) -> int:
+def check_k(value: Any, what: str = "k") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"k must be a positive int, got {value!r}")
+        raise InvalidInputError(f"{what} must be a positive int, got {value!r}")
+    return min(value, MAX_ROWS)
+
+
+def optional_int(value: Any, what: str) -> int | None:
+    """None, or an int (not a bool): an id of a document that may not carry one."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise InvalidInputError(f"{what} must be an int, got {type(value).__name__}")
+
+
+def check_progress(value: Any) -> Callable[[int, int], None]:
+    """A progress callback, ``progress(done, total)``: the one given, or one that does
+    nothing for ``None``."""
+    if value is None:
+        return lambda done, total: None
+    if not callable(value):
+        raise InvalidInputError(
+            f"progress must be a callable progress(done, total), got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
+
+
+def check_instant(value: Any, what: str, *, parse: bool = False) -> datetime:
+    """A timezone-aware datetime that has a UTC equivalent (``parse``: an ISO 8601 text
+    with an offset too); returned as given."""
+    if parse and isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise InvalidInputError(f"{what} is not an ISO 8601 date and time") from exc
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"{what} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(f"{what} must be timezone-aware (e.g. tzinfo=UTC)")
+    try:  # the databases store UTC: datetime.max at -14:00 has no UTC equivalent
+        value.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidInputError(
+            f"{what} is out of range once in UTC: {value.isoformat()}") from exc
     return value
+
+
+def parse_time(value: Any, what: str) -> datetime:
+    """A time of an export document: ISO 8601 text, UTC when it has no offset."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be an ISO 8601 text, got {type(value).__name__}")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInputError(f"{what} is not an ISO 8601 date and time") from exc
+    return check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
+
+
+def malformed(where: str, exc: Exception) -> InvalidInputError:
+    """``where`` (a part of a document) is malformed: ``exc`` (a KeyError, TypeError,
+    AttributeError or ValueError of reading it) told in the document's words."""
+    if isinstance(exc, KeyError):
+        detail = f"it has no {exc.args[0]!r}" if exc.args else "a field is missing"
+    elif isinstance(exc, ValueError):
+        detail = str(exc)
+    else:  # Python's own words name its types, not the document's
+        detail = "a field has the wrong type"
+    return InvalidInputError(f"{where} is malformed: {detail}")

@@ -18,8 +18,10 @@ import os
 import select
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -40,7 +42,7 @@ from truemem_core.errors import (
 from truemem_core.graph import cli as graph_cli
 from truemem_core.importers import command as import_command
 from truemem_core.records import Kind, Memory
-from truemem_core.storage.database import resolve_url, sqlite_path
+from truemem_core.storage.database import VERSION_TABLE, resolve_url, sqlite_path
 
 if TYPE_CHECKING:
     import redis
@@ -92,6 +94,8 @@ def _memories(args: argparse.Namespace, memory: TrueMem) -> None:
     elif args.action == "import":
         _import(args, memory)
     elif args.action == "edit":
+        if args.text is None and args.importance is None:
+            raise InvalidInputError("nothing to change: give --text and/or --importance")
         _print_memory(
             memory.update_memory(args.user, args.memory_id, text=args.text,
                                  importance=args.importance)
@@ -220,12 +224,27 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _require_store(database: str | None) -> None:
-    """Refuse a SQLite path without a store: a typo must not create an empty one."""
+    """Refuse a SQLite path without a store: a typo must not create an empty one, nor
+    turn another application's database (or an empty file) into one."""
     path = sqlite_path(resolve_url(database))
-    if path is not None and not path.is_file():
+    if path is not None and not _holds_store(path):
         raise InvalidInputError(
             f"no TrueMem store at {path} (this command works on existing data and does not "
             "create one; check --database or $TRUEMEM_DATABASE_URL)")
+
+
+def _holds_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` has TrueMem's tables (read only, nothing made)."""
+    if not path.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (VERSION_TABLE,)).fetchone()
+    except sqlite3.Error:  # not a SQLite file, or unreadable
+        return False
+    return found is not None
 
 
 # -- worker: configuration ----------------------------------------------------------
@@ -677,9 +696,16 @@ def _run(args: argparse.Namespace) -> int:
         return _worker(args)
     if (args.command, getattr(args, "action", None)) not in CREATES_STORE:
         _require_store(args.database)
-    # one command, one caller: nothing to gain from loading models before they are needed
-    with TrueMem(args.database, preload=False) as memory:
-        HANDLERS[args.command](args, memory)
+    with contextlib.ExitStack() as stack:
+        database = args.database
+        path = sqlite_path(resolve_url(database))
+        if getattr(args, "dry_run", False) and path is not None and not _holds_store(path):
+            # nothing there yet, so nothing already imported: checked against an empty
+            # store of its own, the path is left as it was
+            database = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "dry.db")
+        # one command, one caller: nothing to gain from loading models before they are needed
+        with TrueMem(database, preload=False) as memory:
+            HANDLERS[args.command](args, memory)
     return 0
 
 

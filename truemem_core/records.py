@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Kind = Literal["semantic", "episodic"]
 Source = Literal["explicit", "extracted", "manual"]
@@ -19,6 +19,7 @@ Action = Literal[
 Feedback = Literal["helpful", "irrelevant", "wrong"]
 Role = Literal["user", "assistant", "system"]
 
+ACTIONS: tuple[Action, ...] = get_args(Action)
 KINDS: tuple[Kind, ...] = ("semantic", "episodic")
 SOURCES: tuple[Source, ...] = ("explicit", "extracted", "manual")
 STATES: tuple[State, ...] = ("active", "ephemeral", "archived")

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from truemem_core import TrueMem
 from truemem_server import errors
 from truemem_server.keys import KeyStore
-from truemem_server.limits import BodyLimit
+from truemem_server.limits import BodyLimit, Readable
 from truemem_server.routes import health, v1
 from truemem_server.settings import ServerSettings
 
@@ -48,6 +48,7 @@ def create_app(memory: TrueMem | None = None, *, database_url: str | None = None
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        import_bytes=settings.max_import_bytes)
+    app.add_middleware(Readable)
     app.include_router(health.router)
     app.include_router(v1)
     _include_optional(app)

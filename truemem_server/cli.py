@@ -70,12 +70,18 @@ def _serve(args: argparse.Namespace) -> int:
     _need_server_extra()
     import uvicorn
 
+    from truemem_core.jobs.broker import check_redis_url
+
     if args.workers < 1:
         raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
-    # the worker processes build their app from the environment (uvicorn's factory)
+    if not 0 <= args.port <= 65535:
+        raise InvalidInputError(f"--port must be from 0 to 65535, got {args.port}")
+    # the worker processes build their app from the environment (uvicorn's factory):
+    # what they would refuse is refused here, as one line, not as their traceback
     os.environ["TRUEMEM_DATABASE_URL"] = resolve_url(args.database)
-    if args.redis_url:
-        os.environ["TRUEMEM_REDIS_URL"] = args.redis_url
+    redis = args.redis_url or os.environ.get("TRUEMEM_REDIS_URL")
+    if redis:
+        os.environ["TRUEMEM_REDIS_URL"] = check_redis_url(redis)
     uvicorn.run("truemem_server.app:create_app", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level="info")
     return 0

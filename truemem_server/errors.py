@@ -129,6 +129,8 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:  # the only 400 FastAPI raises: a body it could not parse
+        return error_response(422, "InvalidInputError", "the body is not valid JSON in UTF-8")
     type_ = _HTTP_TYPES.get(exc.status_code, "HTTPError")
     return error_response(exc.status_code, type_, str(exc.detail), exc.headers)
 

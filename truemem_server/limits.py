@@ -1,6 +1,9 @@
-"""Request bodies over the limit are refused with 413 before anything parses them."""
+"""Requests the API cannot read are refused before anything parses them: a body over
+the limit (413), a path that is not UTF-8 (422), an API body that is not JSON (415)."""
 
 from __future__ import annotations
+
+from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -37,6 +40,38 @@ class BodyLimit:
             await _too_large(limit)(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
+
+
+class Readable:
+    """A path whose escapes are not UTF-8 (``%FF``: decoded, it would be another id's
+    U+FFFD) is 422; a body sent to ``/v1/`` as anything but JSON is 415."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = _unreadable(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _unreadable(scope: Scope) -> ASGIApp | None:
+    try:
+        unquote_to_bytes(scope.get("raw_path") or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return error_response(422, "InvalidInputError", "the path is not valid UTF-8")
+    headers = dict(scope.get("headers", ()))
+    has_body = (headers.get(b"content-length", b"0") not in (b"", b"0")
+                or b"transfer-encoding" in headers)
+    kind = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+    if (has_body and scope["path"].startswith("/v1/")
+            and kind != b"application/json" and not kind.endswith(b"+json")):
+        return error_response(415, "UnsupportedMediaTypeError",
+                              "send the body as JSON (Content-Type: application/json)")
+    return None
 
 
 def _too_large(limit: int) -> ASGIApp:

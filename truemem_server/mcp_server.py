@@ -388,6 +388,11 @@ class KeyGate:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":  # stateless: no stream to open (GET), none to end
+            await error_response(
+                405, "MethodNotAllowedError", "send MCP requests with POST",
+                {"Allow": "POST"})(scope, receive, send)
+            return
         request = Request(scope)
         try:
             caller = await http_caller(request)

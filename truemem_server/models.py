@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
 from truemem_core import (
     Context,
@@ -61,14 +61,14 @@ class RecordRequest(_Closed):
 
 class NewMemory(_Closed):
     text: str
-    importance: int | None = Field(None, ge=1, le=5)
+    importance: StrictInt | None = Field(None, ge=1, le=5)
     kind: Kind | None = None
     source: Source = "manual"
 
 
 class MemoryChange(_Closed):
     text: str | None = None
-    importance: int | None = Field(None, ge=1, le=5)
+    importance: StrictInt | None = Field(None, ge=1, le=5)
 
 
 class FeedbackRequest(_Closed):
@@ -78,10 +78,10 @@ class FeedbackRequest(_Closed):
 class SearchRequest(_Closed):
     user_id: UserId
     query: str
-    k: int | None = Field(None, ge=1, le=1000, description="default: Settings.search_k")
+    k: StrictInt | None = Field(None, ge=1, le=1000, description="default: Settings.search_k")
     mode: Mode = "hybrid"
     kind: list[Kind] | None = None
-    min_importance: int | None = Field(None, ge=1, le=5)
+    min_importance: StrictInt | None = Field(None, ge=1, le=5)
     state: list[State] | None = Field(None, description="default: active and ephemeral")
     created_after: AwareDatetime | None = Field(None, description="inclusive")
     created_before: AwareDatetime | None = Field(None, description="exclusive")

@@ -181,7 +181,7 @@ async def test_bodies_over_the_limit_are_refused_unread(store_url: str) -> None:
         assert streamed.status_code == 413
         small_import = await api.client.post(
             "/v1/users/ana/import", headers=auth,
-            json={"format": "truemem.user/1", "memories": [], "pad": "x" * 2000})
+            json={"format": "truemem.user/1", "memories": [], "user_id": "x" * 2000})
         assert small_import.status_code == 201, small_import.text
 
 

@@ -6,13 +6,13 @@ Each function runs in the caller's transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id, check_text
+from truemem_core._validation import check_id, check_text, optional_int, parse_time
+from truemem_core.errors import InvalidInputError
 from truemem_core.records import ROLES, Message, SessionState
 from truemem_core.settings import Settings
 from truemem_core.storage.direct import fetch_all
@@ -146,8 +146,8 @@ async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str,
     ):
         if row.session_id in by_session:
             by_session[row.session_id]["messages"].append({
-                "role": row.role, "content": row.content, "summarized": row.summarized,
-                "created_at": row.created_at.isoformat(),
+                "id": row.id, "role": row.role, "content": row.content,
+                "summarized": row.summarized, "created_at": row.created_at.isoformat(),
             })
     return list(by_session.values())
 
@@ -155,25 +155,31 @@ async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str,
 def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
     """Validate exported sessions; raises ``InvalidInputError`` (bad ids or texts) or
     ValueError/KeyError/TypeError (a malformed document)."""
-    parsed = []
+    parsed: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for item in items or []:
         turns = [
             {"role": m["role"],
              "content": check_text(m["content"], "a session message",
                                    settings.max_message_chars, setting="max_message_chars"),
              "summarized": bool(m["summarized"]),
-             "created_at": datetime.fromisoformat(m["created_at"])}
+             "created_at": parse_time(m["created_at"], "a message's created_at"),
+             "exported_id": optional_int(m.get("id"), "a message's id")}
             for m in item["messages"]
         ]
         if any(t["role"] not in ROLES for t in turns):
             raise ValueError(f"a message role is not one of {ROLES}")
         summary = item.get("summary")
+        session_id = check_id(item["session_id"], "session_id", settings.max_id_chars)
+        if session_id in seen:
+            raise InvalidInputError(f"session {session_id!r} is there twice")
+        seen.add(session_id)
         parsed.append({
-            "session_id": check_id(item["session_id"], "session_id", settings.max_id_chars),
+            "session_id": session_id,
             "summary": None if summary is None else check_text(
                 summary, "a session summary", settings.max_message_chars,
                 setting="max_message_chars"),
-            "created_at": datetime.fromisoformat(item["created_at"]), "messages": turns,
+            "created_at": parse_time(item["created_at"], "created_at"), "messages": turns,
         })
     return parsed
 
@@ -181,13 +187,24 @@ def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
 async def import_sessions(
     conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], vectors: Any,
     count: Any,
-) -> None:
+) -> dict[int, int]:
     """Write validated sessions under ``user_id`` (new message ids, same order), with
-    ``vectors``: one embedding per message, in order."""
+    ``vectors``: one embedding per message, in order; returns each message's new id by
+    its exported one. A session the user already has is refused (``InvalidInputError``),
+    not merged into or replaced: an import never loses what the user said."""
+    wanted = [item["session_id"] for item in parsed]
+    taken = wanted and (await conn.execute(union(*(
+        select(table.c.session_id).where(table.c.user_id == user_id,
+                                         table.c.session_id.in_(wanted))
+        for table in (sessions, messages))))).scalars().all()
+    if taken:
+        raise InvalidInputError(
+            f"the user already has session {sorted(taken)[0]!r}: clear_session() it first, "
+            "or import under another user")
     now = utcnow()
     embeddings = iter(vectors)
+    new_ids: dict[int, int] = {}
     for item in parsed:
-        await clear(conn, user_id, item["session_id"])
         ids = []
         for turn in item["messages"]:
             result = await conn.execute(messages.insert().values(
@@ -198,8 +215,11 @@ async def import_sessions(
             key = result.inserted_primary_key
             assert key is not None
             ids.append(int(key[0]))
+            if turn["exported_id"] is not None:
+                new_ids[turn["exported_id"]] = ids[-1]
         folded = [i for i, t in zip(ids, item["messages"], strict=True) if t["summarized"]]
         await conn.execute(sessions.insert().values(
             user_id=user_id, session_id=item["session_id"], summary=item["summary"],
             summarized_through=max(folded) if folded else None,
             created_at=item["created_at"], updated_at=now))
+    return new_ids

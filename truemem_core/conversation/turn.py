@@ -16,10 +16,9 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import Any, TypeVar
 
-from truemem_core._validation import check_id, check_text
+from truemem_core._validation import check_id, check_instant, check_text
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
@@ -289,10 +288,8 @@ class Conversation:
             role, content, said_at = (*turn, None)[:3]
             if role not in ROLES:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
-            if said_at is not None and not (
-                    isinstance(said_at, datetime) and said_at.tzinfo is not None):
-                raise InvalidInputError(
-                    f"said_at must be a timezone-aware datetime, got {said_at!r}")
+            if said_at is not None:
+                check_instant(said_at, "said_at")
             text = self._check_message(content, f"{role}_message")
             items.append(recording.NewMessage(role, text, 0, said_at))
         return items

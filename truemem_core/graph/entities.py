@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core._validation import is_storable
 from truemem_core.errors import InvalidInputError, NotFoundError
 from truemem_core.graph.names import norm
 from truemem_core.graph.records import Entity
@@ -62,7 +63,7 @@ async def resolve(
     conn: AsyncConnection, user: str, handle: Any, *, as_of: datetime | None = None,
 ) -> Entity:
     """The entity a handle (id, name or alias) designates; ``NotFoundError`` if none."""
-    if not isinstance(handle, str) or not handle.strip():
+    if not isinstance(handle, str) or not handle.strip() or not is_storable(handle):
         raise InvalidInputError(f"an entity is named by a non-empty str, got {handle!r}")
     found = await candidates(conn, user, {norm(handle)}, as_of=as_of, ids={handle})
     by_id = [entity for entity in found if entity.id == handle]

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from truemem_core._validation import check_id, check_text
+from truemem_core._validation import check_instant as _instant
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.records import EntitySpec, ObservationSpec, RelationSpec
 
@@ -64,18 +65,7 @@ def check_confidence(value: Any) -> float:
 
 def check_instant(value: Any, what: str) -> datetime | None:
     """None, or a timezone-aware datetime (an ISO 8601 text with an offset is accepted)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value)
-        except ValueError as exc:
-            raise InvalidInputError(f"{what} is not an ISO 8601 date and time") from exc
-    if not isinstance(value, datetime):
-        raise InvalidInputError(f"{what} must be a datetime, got {type(value).__name__}")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidInputError(f"{what} must be timezone-aware (e.g. tzinfo=UTC)")
-    return value
+    return None if value is None else _instant(value, what, parse=True)
 
 
 def check_depth(value: Any, what: str = "depth") -> int:
@@ -113,7 +103,7 @@ def _optional_type(value: Any, what: str) -> str | None:
 _ENTITY_KEYS = {"name", "type", "entityType", "aliases", "observations"}
 
 
-def parse_entity(item: Any) -> tuple[EntitySpec, list[ObservationSpec]]:
+def parse_entity(item: Any, max_chars: int) -> tuple[EntitySpec, list[ObservationSpec]]:
     """An entity and the observations a reference-server entity carries with it."""
     if isinstance(item, EntitySpec):
         item = {"name": item.name, "type": item.type, "aliases": item.aliases}
@@ -124,7 +114,8 @@ def parse_entity(item: Any) -> tuple[EntitySpec, list[ObservationSpec]]:
     kind = check_type(_get(item, "type", "entityType", default="thing"), "entity type")
     aliases = tuple(dict.fromkeys(
         check_name(alias, "alias") for alias in items(item.get("aliases", ()), "aliases")))
-    texts = items(item.get("observations", ()), "observations")
+    texts = [check_text(text, "observation text", max_chars)
+             for text in items(item.get("observations", ()), "observations")]
     spec = EntitySpec(name, kind, tuple(a for a in aliases if norm(a) != norm(name)))
     return spec, [ObservationSpec(name, text, entity_type=kind) for text in texts]
 

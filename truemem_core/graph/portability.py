@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_text
+from truemem_core._validation import check_text, malformed, parse_time
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.names import alias_keys, check_confidence, check_name, check_type, norm
 from truemem_core.storage.schema import graph_entities, graph_observations, graph_relations
@@ -46,8 +46,8 @@ async def export_graph(conn: AsyncConnection, user: str) -> dict[str, list[dict[
     }
 
 
-def _time(value: Any) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
+def _time(value: Any, what: str) -> datetime | None:
+    return None if value is None else parse_time(value, what)
 
 
 def _entity(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,13 +56,13 @@ def _entity(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": str(item["id"]), "name": name, "norm": norm(name),
             "type": check_type(item["type"]), "aliases": aliases,
             "alias_keys": alias_keys(aliases), "source_memory_id": item.get("source_memory_id"),
-            "created_at": _time(item["created_at"]),
-            "invalidated_at": _time(item.get("invalidated_at"))}
+            "created_at": _time(item["created_at"], "created_at"),
+            "invalidated_at": _time(item.get("invalidated_at"), "invalidated_at")}
 
 
 def _fact(item: Mapping[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
     fact = {name: item.get(name) for name in columns}
-    fact.update({name: _time(item.get(name)) for name in _TIMES})
+    fact.update({name: _time(item.get(name), name) for name in _TIMES})
     if fact["recorded_at"] is None:
         raise InvalidInputError("recorded_at is missing")
     fact["confidence"] = check_confidence(item.get("confidence", 1.0))
@@ -70,7 +70,18 @@ def _fact(item: Mapping[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
         fact["text"] = check_text(item["text"], "observation text", MAX_TEXT)
     if "type" in columns:
         fact["type"] = check_type(item["type"], "relation type")
+    for name in ("evidence_memory_ids", "evidence_message_ids"):
+        if name in columns:
+            fact[name] = _list(item.get(name), name)
     return fact
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInputError(f"{what} must be a list")
+    return value
 
 
 def parse_graph(data: Any) -> dict[str, list[dict[str, Any]]]:
@@ -84,7 +95,7 @@ def parse_graph(data: Any) -> dict[str, list[dict[str, Any]]]:
     except InvalidInputError as exc:
         raise InvalidInputError(f"export 'graph': {exc}") from exc
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise InvalidInputError(f"export 'graph' is malformed: {exc!r}") from exc
+        raise malformed("export 'graph'", exc) from exc
     known = {x["id"] for x in parsed["entities"]}
     ends = [x["entity_id"] for x in parsed["observations"]]
     ends += [x[k] for x in parsed["relations"] for k in ("source_id", "target_id")]
@@ -95,10 +106,11 @@ def parse_graph(data: Any) -> dict[str, list[dict[str, Any]]]:
 
 async def import_graph(
     conn: AsyncConnection, user: str, graph: dict[str, list[dict[str, Any]]],
-    memory_ids: Mapping[str, str],
+    memory_ids: Mapping[str, str], message_ids: Mapping[int, int],
 ) -> None:
     """Write a parsed graph under ``user`` with new ids; a current entity the user already
-    has (same name and type) is that one."""
+    has (same name and type) is that one. Memories and messages it cites by their
+    exported ids are cited by their new ones (none if the export did not hold them)."""
     ids = {x["id"]: str(uuid.uuid4()) for x in graph["entities"]}
     have = {(row.norm, row.type): row.id for row in await conn.execute(
         select(e.c.id, e.c.norm, e.c.type).where(e.c.user_id == user,
@@ -114,15 +126,20 @@ async def import_graph(
     def memory(value: Any) -> str | None:
         return memory_ids.get(value) if isinstance(value, str) else None
 
+    def message(value: Any) -> int | None:
+        return message_ids.get(value) if isinstance(value, int) else None
+
     entities = [{**x, "id": ids[x["id"]], "user_id": user,
                  "source_memory_id": memory(x["source_memory_id"])} for x in kept]
     facts = [{**x, "id": str(uuid.uuid4()), "user_id": user, "entity_id": ids[x["entity_id"]],
-              "source_memory_id": memory(x["source_memory_id"]), "source_message_id": None}
+              "source_memory_id": memory(x["source_memory_id"]),
+              "source_message_id": message(x["source_message_id"])}
              for x in graph["observations"]]
     links = [{**x, "id": str(uuid.uuid4()), "user_id": user, "source_id": ids[x["source_id"]],
-              "target_id": ids[x["target_id"]], "evidence_message_ids": [],
-              "evidence_memory_ids": [m for m in map(memory, x["evidence_memory_ids"] or [])
-                                      if m]} for x in graph["relations"]]
+              "target_id": ids[x["target_id"]],
+              "evidence_message_ids": [m for m in map(message, x["evidence_message_ids"]) if m],
+              "evidence_memory_ids": [m for m in map(memory, x["evidence_memory_ids"]) if m]}
+             for x in graph["relations"]]
     for table, values in ((e, entities), (o, facts), (r, links)):
         if values:
             await conn.execute(table.insert(), values)

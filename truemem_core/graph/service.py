@@ -64,7 +64,8 @@ class GraphStore:
 
     async def add_entities(self, user_id: Any, entities: Sequence[EntityInput]) -> list[Entity]:
         user = self._user(user_id)
-        parsed = [names.parse_entity(item) for item in names.items(entities, "entities")]
+        limit = self.settings.max_text_chars
+        parsed = [names.parse_entity(item, limit) for item in names.items(entities, "entities")]
         facts = GraphFacts(tuple(spec for spec, _ in parsed),
                            tuple(obs for _, said in parsed for obs in said))
         return (await self._apply(user, facts)).entities
@@ -131,7 +132,7 @@ class GraphStore:
         kind = None if type is None else names.check_type(type, "type")
         if query is not None and not isinstance(query, str):
             raise InvalidInputError("query must be a str")
-        size = None if limit is None else check_k(limit)
+        size = None if limit is None else check_k(limit, "limit")
         async with self.db.transaction(readonly=True) as conn:
             return await reads.list_entities(conn, user, type=kind, query=query, as_of=as_of,
                                              limit=size)

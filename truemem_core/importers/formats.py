@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from truemem_core._validation import check_instant
 from truemem_core.errors import InvalidInputError
 from truemem_core.memory.items import item_text
 from truemem_core.memory.peer_import import PeerRecord
@@ -76,7 +77,7 @@ def instant(value: Any, what: str) -> datetime | None:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError) as exc:
         raise InvalidInputError(f"{what} is not a time: {value!r}") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
 
 
 def _text(value: Any, what: str) -> str:

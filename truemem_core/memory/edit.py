@@ -70,7 +70,7 @@ async def forget(conn: AsyncConnection, user: str, ids: Sequence[str], *, reason
 
 
 def check_verdict(verdict: Any) -> Feedback:
-    if verdict not in FEEDBACK:
+    if not isinstance(verdict, str) or verdict not in FEEDBACK:
         raise InvalidInputError(f"verdict must be one of {', '.join(FEEDBACK)}; got {verdict!r}")
     return verdict  # type: ignore[no-any-return]
 

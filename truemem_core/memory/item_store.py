@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_k, check_text
+from truemem_core._validation import MAX_ROWS, check_k, check_text
 from truemem_core.errors import InvalidInputError
 from truemem_core.memory import edit, items, reads, rows, write
 from truemem_core.memory.items import StoreItem
@@ -33,7 +33,7 @@ from truemem_core.storage.schema import memories, utcnow
 def _check_count(value: Any, what: str, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise InvalidInputError(f"{what} must be an int >= {least}, got {value!r}")
-    return value
+    return min(value, MAX_ROWS)
 
 
 class ItemStore:

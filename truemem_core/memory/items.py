@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Row, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id
+from truemem_core._validation import check_id, is_storable, parse_time
 from truemem_core.errors import InvalidInputError
 from truemem_core.storage.schema import store_items, utcnow
 
@@ -98,10 +98,24 @@ def check_value(value: Any) -> dict[str, Any]:
         raise InvalidInputError(
             f"value must be a mapping with str keys (a JSON object), got {type(value).__name__}")
     try:
-        copied: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
+        dumped = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"value must be JSON-serialisable: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidInputError("value is nested too deeply") from exc
+    copied: dict[str, Any] = json.loads(dumped)
+    # what UTF-8 cannot carry, and NUL, which PostgreSQL's jsonb refuses
+    if not is_storable(dumped) or _has_nul(copied):
+        raise InvalidInputError("value holds a NUL or an unpaired surrogate")
     return copied
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return isinstance(value, list) and any(map(_has_nul, value))
 
 
 def check_filter(value: Any) -> dict[str, Any]:
@@ -339,10 +353,13 @@ def parse_exported(found: Any, old_user: Any, new_user: str) -> list[dict[str, A
             parsed.append({
                 "namespace": tuple(labels), "key": check_key(item.get("key")),
                 "value": check_value(item.get("value")), "memory_id": item.get("memory_id"),
-                "created_at": datetime.fromisoformat(str(item["created_at"])),
-                "updated_at": datetime.fromisoformat(str(item["updated_at"]))})
+                "created_at": parse_time(item["created_at"], "created_at"),
+                "updated_at": parse_time(item["updated_at"], "updated_at")})
         except (InvalidInputError, KeyError, ValueError) as exc:
             raise InvalidInputError(f"export 'store_items'[{n}]: {exc}") from exc
+    places = {(item["namespace"], item["key"]) for item in parsed}
+    if len(places) < len(parsed):
+        raise InvalidInputError("export 'store_items' holds an item twice (namespace and key)")
     return parsed
 
 

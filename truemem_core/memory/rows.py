@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core._validation import is_storable
 from truemem_core.errors import InvalidInputError, NotFoundError
 from truemem_core.records import Memory, MemoryEvent
 from truemem_core.storage.schema import memories, memory_events, utcnow
@@ -49,6 +50,8 @@ def to_event(row: Row[Any]) -> MemoryEvent:
 def check_memory_id(memory_id: Any) -> str:
     if not isinstance(memory_id, str):
         raise InvalidInputError(f"memory_id must be a str, got {type(memory_id).__name__}")
+    if not is_storable(memory_id):  # no such id can exist; the driver could not even send it
+        raise InvalidInputError("memory_id has a NUL or an unpaired surrogate")
     return memory_id
 
 

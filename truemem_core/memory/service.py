@@ -24,6 +24,7 @@ from truemem_core._validation import (
     check_importance,
     check_k,
     check_kind,
+    check_progress,
     check_source,
     check_text,
 )
@@ -178,6 +179,7 @@ class MemoryStore:
         """Every item checked before anything is embedded or written; then batch by
         batch, the next one embedded while this one is written."""
         user, size = self.check_user(user_id), check_batch_size(batch_size)
+        report = check_progress(progress)
         facts = await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
             self._item(user, n, item, importance, kind, source)
             for n, item in enumerate(_sequence(items))])
@@ -197,8 +199,7 @@ class MemoryStore:
                 async with self.db.transaction() as conn:
                     done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
                                                 known=known)
-                if progress:
-                    progress(len(done), len(facts))
+                report(len(done), len(facts))
         finally:
             if embedding is not None:
                 embedding.cancel()
@@ -276,6 +277,7 @@ class MemoryStore:
         Runs in batches; the store adopts the new model only once all are done, so
         an interrupted run is simply run again.
         """
+        report = check_progress(progress)
         async with self.db.transaction(readonly=True) as conn:
             ids = await maintenance.all_memory_ids(conn)
         for start in range(0, len(ids), batch):
@@ -285,8 +287,7 @@ class MemoryStore:
             async with self.db.transaction() as conn:
                 await maintenance.store_vectors(conn, [i for i, _ in found], vectors,
                                                 self.embedder.model_name)
-            if progress:
-                progress(min(start + batch, len(ids)), len(ids))
+            report(min(start + batch, len(ids)), len(ids))
         async with self.db.transaction() as conn:
             await self.db.set_embedder(conn, self.embedder.model_name, self.embedder.dimension)
         return len(ids)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from truemem_core._validation import check_importance
+from truemem_core._validation import check_importance, check_instant
 from truemem_core.errors import InvalidInputError
 from truemem_core.records import KINDS, STATES, Kind, State
 
@@ -81,17 +81,11 @@ def _choices(value: Any, allowed: Sequence[str], what: str) -> tuple[str, ...]:
     chosen = (value,) if isinstance(value, str) else value
     if not isinstance(chosen, Iterable):
         raise InvalidInputError(f"{what} must be a str or a collection of str, got {value!r}")
-    chosen = tuple(dict.fromkeys(chosen))
-    if not chosen or any(c not in allowed for c in chosen):
+    chosen = tuple(chosen)
+    if not chosen or any(not isinstance(c, str) or c not in allowed for c in chosen):
         raise InvalidInputError(f"{what} must be among {', '.join(allowed)}; got {value!r}")
-    return chosen
+    return tuple(dict.fromkeys(chosen))
 
 
 def _instant(value: Any, what: str) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        raise InvalidInputError(f"{what} must be a datetime, got {type(value).__name__}")
-    if value.tzinfo is None:
-        raise InvalidInputError(f"{what} must be timezone-aware (e.g. tzinfo=UTC)")
-    return value
+    return None if value is None else check_instant(value, what)

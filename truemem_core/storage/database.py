@@ -66,7 +66,7 @@ def resolve_url(database_url: Any) -> str:
         raw = f"sqlite:///{Path(raw).expanduser()}"
     try:
         url = make_url(raw)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is no number
         raise InvalidInputError(f"not a database URL: {raw!r}") from exc
     backend = url.get_backend_name()
     if backend in ("postgres", "postgresql"):

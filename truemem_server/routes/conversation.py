@@ -31,14 +31,14 @@ async def record(body: RecordRequest, principal: Writer, memory: Memory) -> Reco
         user, body.session_id, body.user_message, body.assistant_message))
 
 
-@router.get("/users/{user_id}/sessions/{session_id}", response_model=SessionOut,
+@router.get("/users/{user_id}/sessions/{session_id:path}", response_model=SessionOut,
             summary="A session's summary and recent messages")
 async def get_session(user: ReadUser, session_id: str, memory: Memory) -> SessionOut:
     state = await memory.aget_session(user, session_id)
     return SessionOut.of(shown_user(user), session_id, state)
 
 
-@router.delete("/users/{user_id}/sessions/{session_id}", status_code=204,
+@router.delete("/users/{user_id}/sessions/{session_id:path}", status_code=204,
                response_class=Response, summary="Clear a session")
 async def clear_session(user: WriteUser, session_id: str, memory: Memory) -> Response:
     """Delete the session's messages and summary; long-term memories stay."""
