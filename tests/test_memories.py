@@ -159,6 +159,30 @@ def test_prune_archives_lowest_importance_oldest_first(store_url: str) -> None:
         assert FACTS[1][0] not in {m.text for m in memory.list_memories("ana")}
 
 
+def test_maintain_leaves_what_pruning_archived_as_it_is(store_url: str) -> None:
+    """A memory pruned past the soft limit scores like a new one: maintenance must not
+    raise it and prune it again on every exchange, each time with two history events."""
+    with TrueMem(store_url, settings=Settings(memory_limit=5)) as memory:
+        added = [memory.add_memory("ana", text, importance=imp) for text, imp in FACTS[:7]]
+        pruned = {m.id for m in memory.list_memories("ana", include_archived=True)
+                  if m.state == "archived"}
+        assert len(pruned) == 2
+        events = {m.id: len(memory.history("ana", m.id)) for m in added}
+        for _ in range(2):
+            assert memory.maintain("ana") == {}
+        after = memory.list_memories("ana", include_archived=True)
+        assert {m.id for m in after if m.state == "archived"} == pruned
+        assert {m.id: len(memory.history("ana", m.id)) for m in added} == events
+        # a memory pruned by maintenance itself gets its "pruned" event, and only that
+        with TrueMem(store_url, settings=Settings(memory_limit=4)) as smaller:
+            changed = smaller.maintain("ana")
+            [gone] = changed
+            assert changed == {gone: "archived"}
+            assert [e.action for e in smaller.history("ana", gone)][-1:] == ["pruned"]
+            assert len(smaller.history("ana", gone)) == events[gone] + 1
+            assert smaller.maintain("ana") == {}
+
+
 def test_prune_never_touches_important_memories(store_url: str) -> None:
     with TrueMem(store_url, settings=Settings(memory_limit=3)) as memory:
         for text, _ in FACTS[:6]:

@@ -54,38 +54,63 @@ async def touch(conn: AsyncConnection, counts: Mapping[str, Mapping[str, int]]) 
 
 
 async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str, str]:
-    """Recompute dynamic scores, move states to match, then prune; returns state changes."""
+    """Recompute dynamic scores, move states to match, then prune; returns state changes.
+
+    States and pruning are decided together, then written once: a memory pruned past
+    the soft limit, whose score alone would make it active, stays archived and is not
+    rewritten (raised, then pruned again, it gained two history events every exchange).
+    """
     await env.db.lock_user(conn, user)
     now = utcnow()
-    current = (await conn.execute(select(
+    found = (await conn.execute(select(
         memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
         memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
         memories.c.reinforcements, memories.c.feedback, memories.c.dynamic_score,
-    ).where(memories.c.user_id == user, memories.c.valid_to.is_(None)))).all()
+        memories.c.valid_to,
+    ).where(memories.c.user_id == user))).all()
+    current = [row for row in found if row.valid_to is None]
     held = await _propagated(conn, user, current)
-    changed: dict[str, str] = {}
-    updates: list[dict[str, Any]] = []
+    settings = env.settings
+    scores: dict[str, float] = {}
+    planned = {row.id: row.state for row in found}
     for row in current:
-        score = dynamic_score(
+        scores[row.id] = score = dynamic_score(
             importance=row.importance, retrievals=row.retrievals,
             last_access=row.last_accessed_at, created_at=row.created_at,
             reinforcements=row.reinforcements, feedback=row.feedback, now=now,
             base_half_life_days=BASE_HALF_LIFE_DAYS * (1 + PROPAGATION_GAIN * held[row.id]))
-        state = next_state(row.state, score, protected=is_protected(
-            row.importance, row.source, protected_importance=env.settings.protected_importance))
+        planned[row.id] = next_state(row.state, score, protected=is_protected(
+            row.importance, row.source, protected_importance=settings.protected_importance))
+    live = [row for row in found if planned[row.id] != "archived"]
+    pruned = set(select_for_pruning(
+        [PruneCandidate(r.id, r.importance, r.source, r.created_at) for r in live],
+        excess=len(live) - settings.memory_limit,
+        protected_importance=settings.protected_importance))
+    changed: dict[str, str] = {}
+    updates: list[dict[str, Any]] = []
+    for row in found:
+        state = "archived" if row.id in pruned else planned[row.id]
+        score = scores.get(row.id, row.dynamic_score)  # a closed fact's is left as it is
         if state != row.state:
             changed[row.id] = state
-        elif row.dynamic_score is not None and abs(score - row.dynamic_score) < SCORE_STEP:
+        elif score is None or (row.dynamic_score is not None
+                               and abs(score - row.dynamic_score) < SCORE_STEP):
             continue  # nothing worth a row rewrite
         updates.append({"row_id": row.id, "new_score": score, "new_state": state})
     if updates:
         await conn.execute(memories.update().where(_BY_ID).values(
             dynamic_score=bindparam("new_score"), state=bindparam("new_state")), updates)
+    victims = [i for i in changed if i in pruned]
+    if victims:
+        await conn.execute(memories.update().where(
+            memories.c.user_id == user, memories.c.id.in_(victims)).values(updated_at=now))
+        told = await conn.execute(select(memories.c.id, memories.c.text, memories.c.importance)
+                                  .where(memories.c.user_id == user,
+                                         memories.c.id.in_(victims)))
+        await rows.log(conn, user, prune_events(list(told), settings.memory_limit))
     await rows.log(conn, user, [
         {"memory_id": i, "action": "lifecycle", "reason": f"now {state}"}
-        for i, state in changed.items()])
-    for memory_id in await prune_excess(conn, env, user):
-        changed[memory_id] = "archived"
+        for i, state in changed.items() if i not in pruned])
     return changed
 
 
