@@ -64,7 +64,8 @@ def check_tenant(value: Any) -> str:
 
 
 def check_user(value: Any) -> str:
-    """A user id as the HTTP API takes it: printable, no '/', at most 191 characters."""
+    """A user id as the HTTP API takes it: printable, no '/', not '.' or '..', at most
+    191 characters."""
     if not isinstance(value, str):
         raise InvalidInputError(f"user_id must be a string, got {type(value).__name__}")
     if not value.strip():
@@ -74,6 +75,8 @@ def check_user(value: Any) -> str:
     if "/" in value or any(unicodedata.category(c) in _INVISIBLE for c in value):
         raise InvalidInputError(
             "user_id must be printable text without '/' or control characters")
+    if value in (".", ".."):  # a path step in every URL that names the user
+        raise InvalidInputError(f"user_id cannot be {value!r}")
     return value
 
 

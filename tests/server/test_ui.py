@@ -9,6 +9,7 @@ import httpx
 import pytest
 from api_client import Api, open_api
 
+from truemem_core import InvalidInputError
 from truemem_server.ui.users import tenant_users
 
 ORIGIN = {"Origin": "http://truemem.test"}
@@ -102,7 +103,8 @@ async def test_a_per_user_key_sees_its_user_only_and_ids_stay_in_the_tenant(api:
     page = await client.get(f"/ui/users/ana/memories/{mine.id}")
     assert page.status_code == 200 and "Likes jazz" in page.text
     exported = await client.get("/ui/users/ana/export")
-    assert exported.headers["content-disposition"] == 'attachment; filename="ana.json"'
+    assert exported.headers["content-disposition"] == (
+        'attachment; filename="ana.json"; filename*=UTF-8\'\'ana.json')
     assert "acme/" not in exported.text and "Likes jazz" in exported.text
 
 
@@ -115,7 +117,31 @@ async def test_a_read_only_key_looks_and_cannot_change(api: Api) -> None:
                              data={"text": "Hates jazz", "importance": "1"}, headers=ORIGIN)
     erase = await client.post("/ui/users/ana/erase", data={"typed": "ana"}, headers=ORIGIN)
     assert (edit.status_code, erase.status_code) == (403, 403)
+    for form in (f"/ui/users/ana/memories/{added.id}/delete", "/ui/users/ana/erase"):
+        shown = await client.get(form)  # typed in: no form that changes anything either
+        assert shown.status_code == 403 and "<form" not in shown.text.split("</header>")[-1]
     assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Likes jazz"]
+
+
+async def test_a_user_named_in_any_script_downloads_their_export(api: Api) -> None:
+    await api.memory.aadd_memory("acme/Łukasz 日本", "Likes pierogi")
+    client = await signed_in(api)
+    exported = await client.get("/ui/users/%C5%81ukasz%20%E6%97%A5%E6%9C%AC/export")
+    assert exported.status_code == 200, exported.text
+    assert exported.headers["content-disposition"] == (
+        "attachment; filename=\"_ukasz___.json\"; "
+        "filename*=UTF-8''%C5%81ukasz%20%E6%97%A5%E6%9C%AC.json")
+    assert "Likes pierogi" in exported.text
+
+
+async def test_dot_segments_are_no_user(api: Api) -> None:
+    auth = await api.key("acme")
+    for user in (".", ".."):
+        answer = await api.client.post("/v1/record", headers=auth, json={
+            "user_id": user, "session_id": "s", "user_message": "Hi", "assistant_message": "Hello"})
+        assert answer.status_code == 422, answer.text
+        with pytest.raises(InvalidInputError, match="cannot be"):
+            await api.keys.create("acme", user=user)
 
 
 async def test_bad_forms_are_pages_not_traces(api: Api) -> None:

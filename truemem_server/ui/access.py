@@ -44,15 +44,20 @@ def same_origin(request: Request) -> None:
         raise Forbidden("this form must be sent from the inspector's own pages")
 
 
-async def writer(principal: Annotated[Principal, Depends(signed_in)],
-                 _: Annotated[None, Depends(same_origin)]) -> Principal:
+async def may_change(principal: Annotated[Principal, Depends(signed_in)]) -> Principal:
     if principal.read_only:
         raise Forbidden("this key is read-only: it can look, not change")
     return principal
 
 
+async def writer(principal: Annotated[Principal, Depends(may_change)],
+                 _: Annotated[None, Depends(same_origin)]) -> Principal:
+    return principal
+
+
 Viewer = Annotated[Principal, Depends(signed_in)]
-Editor = Annotated[Principal, Depends(writer)]
+Changer = Annotated[Principal, Depends(may_change)]  # a page whose form changes something
+Editor = Annotated[Principal, Depends(writer)]  # that form, sent
 
 
 def storage_id(principal: Principal, user: str) -> str:

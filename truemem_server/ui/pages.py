@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import FileResponse, Response
@@ -18,6 +19,7 @@ from truemem_server.keys import MAX_USER_CHARS
 from truemem_server.models import Mode, shown_export
 from truemem_server.routes.deps import Memory
 from truemem_server.ui.access import (
+    Changer,
     Editor,
     Viewer,
     drop_key,
@@ -127,7 +129,7 @@ async def edit_memory(request: Request, user: str, memory_id: str, principal: Ed
 
 
 @router.get("/users/{user}/memories/{memory_id}/delete")
-async def confirm_delete(request: Request, user: str, memory_id: str, principal: Viewer,
+async def confirm_delete(request: Request, user: str, memory_id: str, principal: Changer,
                          memory: Memory) -> Response:
     found = await memory.aget_memory(storage_id(principal, user), memory_id)
     return page(request, "delete.html", user=user, memory=found)
@@ -143,14 +145,20 @@ async def delete_memory(request: Request, user: str, memory_id: str, principal: 
 @router.get("/users/{user}/export")
 async def export_user(user: str, principal: Viewer, memory: Memory) -> Response:
     data = shown_export(await memory.aexport_user(storage_id(principal, user)))
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)[:80]
     return Response(json.dumps(data, indent=2, ensure_ascii=False), media_type="application/json",
-                    headers={**HEADERS,
-                             "Content-Disposition": f'attachment; filename="{name}.json"'})
+                    headers={**HEADERS, "Content-Disposition": _attachment(user, ".json")})
+
+
+def _attachment(stem: str, suffix: str) -> str:
+    """A download's file name: an ASCII one for old clients (headers are Latin-1) and the
+    real one, UTF-8, for the others (RFC 6266)."""
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in stem)
+    return (f'attachment; filename="{plain[:80]}{suffix}"; '
+            f"filename*=UTF-8''{quote(stem + suffix, safe='')}")
 
 
 @router.get("/users/{user}/erase")
-async def confirm_erase(request: Request, user: str, principal: Viewer) -> Response:
+async def confirm_erase(request: Request, user: str, principal: Changer) -> Response:
     storage_id(principal, user)
     return page(request, "erase.html", user=user)
 
