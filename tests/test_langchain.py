@@ -132,6 +132,34 @@ def test_input_without_a_user_message_is_refused(memory: TrueMem) -> None:
     assert model.prompts == [] and memory.get_session("ana", "s").recent == []
 
 
+def test_a_message_without_words_goes_to_the_model_without_memory(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Is allergic to shellfish", importance=5)
+    model = CapturingChatModel(replies=["A cat on a sofa."])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    image = HumanMessage([{"type": "image_url",
+                           "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}])
+    assert chat.invoke([image]).text == "A cat on a sofa."
+    assert model.prompts == [[image]]  # as the bare model would get it
+    assert memory.get_session("ana", "s").recent == []  # no words: nothing to record
+
+
+def test_ids_that_are_falsy_are_still_ids(memory: TrueMem) -> None:
+    chat = with_truemem(CapturingChatModel(replies=["Hi"]), memory)
+    chat.invoke("Hello", config={"configurable": {"user_id": 0, "session_id": 0}})
+    assert [m.content for m in memory.get_session("0", "0").recent] == ["Hello", "Hi"]
+
+
+def test_system_content_blocks_keep_what_they_carry(memory: TrueMem) -> None:
+    model = CapturingChatModel(replies=["Hi"])
+    chat = with_truemem(model, memory, user_id="ana", session_id="s")
+    cached = {"type": "text", "text": "LONG INSTRUCTIONS", "cache_control": {"type": "ephemeral"}}
+    chat.invoke([SystemMessage([cached]), SystemMessage("Be brief."), HumanMessage("Hello")])
+    system = model.prompts[-1][0]
+    assert isinstance(system.content, list) and system.content[0] == cached
+    assert system.content[1] == {"type": "text", "text": "Be brief."}
+    assert "returning user" in system.content[-1]["text"]  # type: ignore[index]
+
+
 def _mistakes(memory: TrueMem) -> dict[str, tuple[Any, str]]:
     """Each user mistake with with_truemem: the call making it, and what the error says."""
     model = CapturingChatModel(replies=["Hi"])
@@ -143,6 +171,8 @@ def _mistakes(memory: TrueMem) -> dict[str, tuple[Any, str]]:
                            "user_id and a session_id"),
         "no user message": (lambda: chat.invoke([AIMessage("Hello")]), "user"),
         "not a chat input": (lambda: chat.invoke(12345), "what a chat model takes"),
+        "a prompt's variables": (lambda: chat.invoke({"question": "I'm allergic to nuts"}),
+                                 r"not a prompt's variables \(question\)"),
         "not a runnable": (lambda: with_truemem("gpt-4o", memory),  # type: ignore[arg-type]
                            "chat model or runnable"),
         "not a TrueMem": (lambda: with_truemem(model, "memory.db"),  # type: ignore[arg-type]
@@ -158,7 +188,8 @@ def _mistakes(memory: TrueMem) -> dict[str, tuple[Any, str]]:
 
 
 @pytest.mark.parametrize("mistake", [
-    "no ids", "only a user id", "no user message", "not a chat input", "not a runnable",
+    "no ids", "only a user id", "no user message", "not a chat input", "a prompt's variables",
+    "not a runnable",
     "not a TrueMem", "bind_tools on a chain", "with_structured_output on a chain"])
 def test_with_truemem_mistakes_are_invalid_input_errors(memory: TrueMem, mistake: str) -> None:
     call, says = _mistakes(memory)[mistake]

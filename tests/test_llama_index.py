@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import FunctionTool
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from truemem_core import TrueMem
+from truemem_core import InvalidInputError, TrueMem
 from truemem_integrations.llama_index import (
     LlamaIndexEmbedder,
     LlamaIndexLLM,
@@ -86,6 +86,14 @@ def test_the_documented_three_lines_add_memory_to_a_chat_engine(
 
 
 # --------------------------------------------------------------- the chat engines
+
+
+@pytest.mark.parametrize("argument", ["token_limit", "chat_history", "llm"])
+def test_chat_memory_buffer_arguments_are_refused_not_dropped(
+    memory: TrueMem, argument: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=f"takes no {argument}"):
+        TrueMemMemory.from_defaults(memory, "ana", "s", **{argument: 3000})
 
 
 async def test_simple_chat_engine_async(memory: TrueMem) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -62,6 +62,11 @@ def as_messages(value: Any) -> list[BaseMessage]:
         return [HumanMessage(value)]
     if isinstance(value, PromptValue):
         return value.to_messages()
+    if isinstance(value, Mapping):  # a prompt's variables: its messages would be the keys
+        raise InvalidInputError(
+            "with_truemem takes what a chat model takes, not a prompt's variables "
+            f"({', '.join(map(str, value))}): put the prompt first, "
+            "prompt | with_truemem(model, ...)")
     try:
         return convert_to_messages(value)
     except (TypeError, ValueError, NotImplementedError) as exc:
@@ -105,10 +110,18 @@ def with_context(
     sent none of its own (nothing before the latest user message): a caller that
     keeps its own history is not sent the same turns twice.
     """
-    if system is not None and str(system.text).strip():
-        prompt = f"{system.text}\n\n{prompt}"
     earlier = [] if last_human(messages) > 0 else list(recent)
-    return SystemMessage(prompt), [*earlier, *messages]
+    return _appended(system, prompt), [*earlier, *messages]
+
+
+def _appended(system: SystemMessage | None, prompt: str) -> SystemMessage:
+    """``system`` with ``prompt`` after it. Content blocks stay blocks, with what they
+    carry (Anthropic's ``cache_control``): the prompt is one more text block."""
+    if system is None or not str(system.text).strip():
+        return SystemMessage(prompt)
+    if isinstance(system.content, list):
+        return SystemMessage([*system.content, {"type": "text", "text": prompt}])
+    return SystemMessage(f"{system.text}\n\n{prompt}")
 
 
 def context_parts(context: Context) -> tuple[str, list[BaseMessage]]:
@@ -123,8 +136,14 @@ def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None,
         lead += 1
     if lead == 0:
         return None, list(messages)
-    text = "\n\n".join(str(m.text) for m in messages[:lead])
-    return SystemMessage(text), list(messages[lead:])
+    if lead == 1:
+        return cast(SystemMessage, messages[0]), list(messages[1:])
+    if all(isinstance(m.content, str) for m in messages[:lead]):
+        return SystemMessage("\n\n".join(str(m.text) for m in messages[:lead])), list(
+            messages[lead:])
+    blocks = [block for m in messages[:lead] for block in (
+        m.content if isinstance(m.content, list) else [{"type": "text", "text": m.content}])]
+    return SystemMessage(blocks), list(messages[lead:])
 
 
 def reply_text(output: Any) -> str:

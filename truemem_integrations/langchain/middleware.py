@@ -61,9 +61,10 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
         self.session_id = session_id
 
     def _ids(self, runtime: Runtime[Any]) -> tuple[str, str]:
-        user = self.user_id or _lookup(runtime.context, "user_id")
-        session = self.session_id or _lookup(runtime.context, "session_id")
-        if not user or not session:
+        user = self.user_id if self.user_id is not None else _lookup(runtime.context, "user_id")
+        session = (self.session_id if self.session_id is not None
+                   else _lookup(runtime.context, "session_id"))
+        if user is None or session is None:
             raise InvalidInputError(
                 "TrueMemMiddleware needs a user_id and a session_id: pass them to it, or "
                 "invoke the agent with context={'user_id': ..., 'session_id': ...}")
@@ -71,9 +72,12 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
 
     @staticmethod
     def _said(state: TrueMemState) -> str | None:
+        """The latest user message's text; None without one, or when it has no words
+        (an image alone): then the run goes on without TrueMem."""
         messages = state["messages"]
         index = find_human(messages)
-        return None if index is None else str(messages[index].text)
+        said = None if index is None else str(messages[index].text)
+        return said if said and said.strip() else None
 
     # -- before the run: prepare the context once ----------------------------------
 

@@ -49,11 +49,15 @@ class _Turn:
         self.system, self.messages = split_system(as_messages(value))
         index = last_human(self.messages)
         self.said = str(self.messages[index].text)
+        # an image without words: nothing to look up or to record; the model answers alone
+        self.silent = not self.said.strip()
         # Tool calls or results after it: this call continues a tool loop, and the
         # call that answered the user's message with tool calls recorded that message.
         self.continues = any(role_of(m) is None for m in self.messages[index + 1:])
 
-    def prompt(self, context: Context) -> list[BaseMessage]:
+    def prompt(self, context: Context | None) -> list[BaseMessage]:
+        if context is None:
+            return [*([self.system] if self.system else []), *self.messages]
         text, recent = context_parts(context)
         answering = bool(recent) and role_of(recent[-1]) == "user" and (
             str(recent[-1].text) == self.said)
@@ -65,6 +69,8 @@ class _Turn:
     def turns(self, output: Any) -> list[tuple[str, str]]:
         """What to record for the model's ``output``: the user's message (unless already
         recorded) and the reply (unless it only calls tools, or has no text)."""
+        if self.silent:
+            return []
         reply = "" if calls_tools(output) else reply_text(output)
         asked = [] if self.continues else [("user", self.said)]
         return [*asked, *([("assistant", reply)] if reply.strip() else [])]
@@ -144,9 +150,10 @@ class TrueMemRunnable(Runnable[LanguageModelInput, Output]):
 
     def _ids(self, config: RunnableConfig | None) -> tuple[str, str]:
         configurable = ensure_config(config).get("configurable", {})
-        user = self.user_id or configurable.get("user_id")
-        session = self.session_id or configurable.get("session_id")
-        if not user or not session:
+        user = self.user_id if self.user_id is not None else configurable.get("user_id")
+        session = (self.session_id if self.session_id is not None
+                   else configurable.get("session_id"))
+        if user is None or session is None:
             raise InvalidInputError(
                 "TrueMem needs a user_id and a session_id: pass them to with_truemem(), or "
                 "in config={'configurable': {'user_id': ..., 'session_id': ...}}")
@@ -157,7 +164,7 @@ class TrueMemRunnable(Runnable[LanguageModelInput, Output]):
     ) -> Output:
         user, session = self._ids(config)
         turn = _Turn(input)
-        context = self.memory.get_context(user, session, turn.said)
+        context = None if turn.silent else self.memory.get_context(user, session, turn.said)
         output = self.bound.invoke(turn.prompt(context), config, **kwargs)
         self._record(user, session, turn.turns(output))
         return output
@@ -167,7 +174,8 @@ class TrueMemRunnable(Runnable[LanguageModelInput, Output]):
     ) -> Output:
         user, session = self._ids(config)
         turn = _Turn(input)
-        context = await self.memory.aget_context(user, session, turn.said)
+        context = None if turn.silent else await self.memory.aget_context(
+            user, session, turn.said)
         output = await self.bound.ainvoke(turn.prompt(context), config, **kwargs)
         await self._arecord(user, session, turn.turns(output))
         return output
@@ -177,7 +185,7 @@ class TrueMemRunnable(Runnable[LanguageModelInput, Output]):
     ) -> Iterator[Output]:
         user, session = self._ids(config)
         turn = _Turn(input)
-        context = self.memory.get_context(user, session, turn.said)
+        context = None if turn.silent else self.memory.get_context(user, session, turn.said)
         total = None
         for chunk in self.bound.stream(turn.prompt(context), config, **kwargs):
             total = _gather(total, chunk)
@@ -189,7 +197,8 @@ class TrueMemRunnable(Runnable[LanguageModelInput, Output]):
     ) -> AsyncIterator[Output]:
         user, session = self._ids(config)
         turn = _Turn(input)
-        context = await self.memory.aget_context(user, session, turn.said)
+        context = None if turn.silent else await self.memory.aget_context(
+            user, session, turn.said)
         total = None
         async for chunk in self.bound.astream(turn.prompt(context), config, **kwargs):
             total = _gather(total, chunk)

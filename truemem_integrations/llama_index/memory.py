@@ -9,7 +9,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
 
-from truemem_core import TrueMem
+from truemem_core import InvalidInputError, TrueMem
 
 from ._messages import chat_message, context_messages, from_messages, summary_message, to_turns
 
@@ -45,8 +45,16 @@ class TrueMemMemory(BaseMemory):
     def from_defaults(  # type: ignore[override]
         cls, memory: TrueMem, user_id: str, session_id: str, **kwargs: Any
     ) -> TrueMemMemory:
-        """``TrueMemMemory.from_defaults(TrueMem("memory.db"), "ana", "session-1")``."""
-        return cls(memory=memory, user_id=user_id, session_id=session_id, **kwargs)
+        """``TrueMemMemory.from_defaults(TrueMem("memory.db"), "ana", "session-1")``.
+
+        ``ChatMemoryBuffer``'s arguments (``token_limit``, ``chat_history``, ``llm``) are
+        refused, not dropped: TrueMem keeps the history, and sizes the context by
+        ``Settings.context_token_budget``."""
+        if kwargs:
+            raise InvalidInputError(
+                f"TrueMemMemory.from_defaults takes no {', '.join(sorted(kwargs))}: TrueMem "
+                "keeps the history and sizes the context (Settings.context_token_budget)")
+        return cls(memory=memory, user_id=user_id, session_id=session_id)
 
     # -- translation state: the user message waiting for its reply ------------------
 
