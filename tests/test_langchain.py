@@ -10,6 +10,7 @@ import pytest
 from docs_blocks import three_lines
 from fake_models import CapturingChatModel
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core._api.deprecation import LangChainDeprecationWarning
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -30,6 +31,8 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_tests.integration_tests import RetrieversIntegrationTests
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from truemem_core import InvalidInputError, Settings, TrueMem, TrueMemError
@@ -493,6 +496,26 @@ def test_middleware_injects_context_and_records_the_final_answer(memory: TrueMem
         assert [m.text for m in prompt[1:3]] == [ALLERGY, "Noted!"]  # the session's turns
     assert [(m.role, m.content) for m in memory.get_session("ana", "s1").recent] == [
         ("user", ALLERGY), ("assistant", "Noted!"),
+        ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
+
+
+def test_middleware_keeps_memory_across_a_human_approval(memory: TrueMem) -> None:
+    memory.add_memory("ana", "Is allergic to shellfish", importance=5)
+    call = AIMessage("", tool_calls=[{"name": "find_restaurant", "args": {"city": "Lisbon"},
+                                      "id": "call-1"}])
+    model = CapturingChatModel(replies=[call, "Ramiro, but skip the shellfish."])
+    agent = create_agent(model, tools=[find_restaurant], checkpointer=InMemorySaver(),
+                         middleware=[TrueMemMiddleware(memory, user_id="ana", session_id="s"),
+                                     HumanInTheLoopMiddleware(
+                                         interrupt_on={"find_restaurant": True})])
+    thread = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke({"messages": [HumanMessage("Dinner in Lisbon?")]}, thread)
+    assert "__interrupt__" in paused and memory.get_session("ana", "s").recent == []
+    done = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), thread)
+    assert done["messages"][-1].text == "Ramiro, but skip the shellfish."
+    assert len(model.prompts) == 2
+    assert all("- Is allergic to shellfish" in prompt[0].text for prompt in model.prompts)
+    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
 
 

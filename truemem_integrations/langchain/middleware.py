@@ -3,8 +3,10 @@
     agent = create_agent(model, tools, middleware=[TrueMemMiddleware(memory)])
     agent.invoke({"messages": [...]}, context={"user_id": "ana", "session_id": "s1"})
 
-- ``before_agent``: the context for the user's latest message is prepared once per
-  run (this is also where "remember that…" is noticed and stored);
+- ``before_model``: before the run's first model call, the context for the user's
+  latest message is prepared (this is also where "remember that…" is noticed and
+  stored); a run resumed after an interrupt (a human approving a tool call) prepares
+  it again, since the run's private state does not survive the pause;
 - ``wrap_model_call``: every model call of the run gets it in its system message
   (and the session's recent turns, when the agent keeps no history of its own);
 - ``after_agent``: the user's message and the agent's final answer are recorded.
@@ -79,19 +81,19 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
         said = None if index is None else str(messages[index].text)
         return said if said and said.strip() else None
 
-    # -- before the run: prepare the context once ----------------------------------
+    # -- before the run's first model call: prepare the context once -----------------
 
-    def before_agent(self, state: TrueMemState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        said = self._said(state)
+    def before_model(self, state: TrueMemState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        said = None if "truemem_prompt" in state else self._said(state)
         if said is None:
             return None
         prompt, recent = context_parts(self.memory.get_context(*self._ids(runtime), said))
         return {"truemem_prompt": prompt, "truemem_recent": recent}
 
-    async def abefore_agent(
+    async def abefore_model(
         self, state: TrueMemState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        said = self._said(state)
+        said = None if "truemem_prompt" in state else self._said(state)
         if said is None:
             return None
         context = await self.memory.aget_context(*self._ids(runtime), said)
@@ -127,7 +129,9 @@ class TrueMemMiddleware(AgentMiddleware[TrueMemState, Any, Any]):
 
     @staticmethod
     def _turns(state: TrueMemState) -> list[tuple[str, str]]:
-        # Only a run that started from a user message records (not a resumed one).
+        # Only a run that prepared a context records: one that had a user message to
+        # answer (a run resumed after an interrupt prepared it again; the part before
+        # the pause recorded nothing).
         return last_exchange(state["messages"]) if "truemem_prompt" in state else []
 
     def after_agent(self, state: TrueMemState, runtime: Runtime[Any]) -> dict[str, Any] | None:
