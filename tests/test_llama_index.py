@@ -196,6 +196,21 @@ def test_a_user_message_waits_for_its_reply(memory: TrueMem) -> None:
     assert "- Works as a pilot at SkyAir" in system_text(session.get("What do I do?"))
 
 
+def test_a_react_agents_trace_is_recorded_as_its_answer(memory: TrueMem) -> None:
+    """ReActAgent puts its whole reasoning in memory as one assistant message."""
+    session = TrueMemMemory.from_defaults(memory, "ana", "s")
+    session.put(ChatMessage(role="user", content="Where should I eat in Porto?"))
+    session.put(ChatMessage(role="assistant", content=(
+        "Thought: I need to use a tool.\nAction: lookup\nAction Input: {'city': 'Porto'}\n"
+        "Observation: TOOL-RESULT: Ramiro (seafood), Tasca (veg)\n"
+        "Thought: I can answer without using any more tools.\nAnswer: Go to Tasca.")))
+    session.put(ChatMessage(role="user", content="And thoughts on wine?"))
+    session.put(ChatMessage(role="assistant", content="Thought: a vinho verde."))  # no trace
+    assert turns(memory, "s") == [
+        ("user", "Where should I eat in Porto?"), ("assistant", "Go to Tasca."),
+        ("user", "And thoughts on wine?"), ("assistant", "Thought: a vinho verde.")]
+
+
 def test_two_user_messages_in_a_row_record_the_first_alone(memory: TrueMem) -> None:
     session = TrueMemMemory.from_defaults(memory, "ana", "s")
     session.put_messages([ChatMessage(role="user", content="hello"),

@@ -35,9 +35,19 @@ def to_turns(messages: Iterable[ChatMessage]) -> list[tuple[str, str]]:
     turns = []
     for message in messages:
         role, text = role_of(message), text_of(message)
+        if role == "assistant":
+            text = _answer(text)
         if role is not None and text:
             turns.append((role, text))
     return turns
+
+
+def _answer(text: str) -> str:
+    """A ReAct agent's reply: it puts its whole trace in memory as one message (thoughts,
+    actions, tool observations, then ``Answer: ...``); the answer is what was said."""
+    if not text.startswith("Thought:") or "\nAnswer:" not in text:
+        return text
+    return text.rpartition("\nAnswer:")[2].strip()
 
 
 def chat_message(role: str, content: str) -> ChatMessage:
