@@ -63,6 +63,9 @@ def test_tools_describe_themselves_for_a_model(memory: TrueMem) -> None:
         TrueMemToolkit(memory=memory, user_id="").get_tools()
     with pytest.raises(InvalidInputError, match="need a TrueMem"):
         llama_memory_tools("memory.db", "ana")  # type: ignore[arg-type]
+    for k in (0, -1):  # refused when built, not at a call the model cannot fix
+        with pytest.raises(InvalidInputError, match="k must be a positive int"):
+            TrueMemToolkit(memory=memory, user_id="ana", k=k).get_tools()
 
 
 def langchain_model(calls: list[tuple[str, dict[str, Any]]]) -> CapturingChatModel:

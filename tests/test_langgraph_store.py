@@ -223,6 +223,9 @@ def test_namespace_prefixes_deeper_levels_and_searches_across_users(
         assert store.search(pattern) == []
     with pytest.raises(InvalidInputError, match=r"cannot contain '\.'"):  # ops from batch()
         store.batch([GetOp(("memories", "ana.work"), "b")])
+    for value in ([1, 2], "text", None.__class__):
+        with pytest.raises(InvalidInputError, match="is a dict"):
+            store.put(("memories", "ana"), "e", value)  # type: ignore[arg-type]
     hits = store.search(("memories", "ana", "work"), query="database")
     assert [i.key for i in hits] == ["b"]
     with pytest.raises(InvalidInputError, match="down to the user"):

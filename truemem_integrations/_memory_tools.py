@@ -102,6 +102,8 @@ class MemoryTools:
         if not isinstance(user_id, str) or not user_id.strip():
             raise InvalidInputError(f"user_id must be a non-empty str, got {user_id!r}")
         self.user_id = user_id
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k must be a positive int, got {k!r}")
         self.k = k
 
     @_sync

@@ -43,6 +43,9 @@ def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
     """The text that indexes a value: its ``fields`` (LangGraph's path syntax), each on a
     line; by default its text field (``content``, ``text``, ``memory`` or ``data``) or
     else every string it holds; a value without any is indexed by its JSON."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(
+            f"a store item's value is a dict (a JSON object), got {type(value).__name__}")
     found = ([t for path in fields for t in get_text_at_path(value, path)]
              if fields is not None else [item_text(value)])
     found = [t for t in found if t.strip()]
