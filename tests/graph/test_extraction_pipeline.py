@@ -49,6 +49,43 @@ def test_rules_fill_the_graph_and_a_move_closes_the_old_place(memory: TrueMem) -
     assert memory.list_relations("bob") == []
 
 
+@pytest.mark.parametrize("write", ["add_memory", "add_memories"])
+def test_a_relation_ends_with_the_memory_a_fact_without_its_own_closed(
+    memory: TrueMem, write: str
+) -> None:
+    """The new fact gives the graph nothing to replace the old relation with (a call that
+    writes no graph, or words the rules read no relation in): the relation its closed
+    memory was the evidence of ends all the same, as the memory did."""
+    _said(memory, ("I live in Lisbon.", T0), ("I work at Globex.", T0))
+    lisbon = _memory_id(memory, "Lives in Lisbon")
+    if write == "add_memory":
+        memory.add_memory("ana", "Lives in Porto")
+    else:
+        memory.add_memories("ana", ["Likes tea", "Lives in Porto"])
+    assert memory.get_memory("ana", lisbon).valid_to is not None
+    now = memory.list_relations("ana", "user")
+    assert ("lives_in", "Lisbon") not in {(r.type, r.target) for r in now}
+    assert ("works_at", "Globex") in {(r.type, r.target) for r in now}  # other evidence
+    then = memory.list_relations("ana", "user", valid_at=T0 + timedelta(hours=1))
+    assert ("lives_in", "Lisbon") in {(r.type, r.target) for r in then}
+
+
+def test_a_fact_whose_graph_part_has_no_relation_still_ends_what_its_memory_closed(
+    store_url: str
+) -> None:
+    lisbon = json.dumps({"facts": [{"text": "Lives in Lisbon", "importance": 4, "graph": {
+        "relations": [{"from": "user", "type": "lives_in", "to": "Lisbon"}]}}]})
+    porto = json.dumps({"facts": [{"text": "Lives in Porto", "importance": 4, "graph": {
+        "observations": [{"entity": "Porto", "text": "A city in the north of Portugal"}]}}]})
+    with TrueMem(store_url, llm=ScriptedLLM(lisbon, porto)) as memory:
+        moved = T0 + timedelta(days=3)
+        _said(memory, ("I live in Lisbon.", T0), ("Porto is home now.", moved))
+        assert memory.get_memory("ana", _memory_id(memory, "Lives in Lisbon")).valid_to
+        assert memory.list_relations("ana", "user", type="lives_in") == []
+        [then] = memory.list_relations("ana", "user", type="lives_in", valid_at=T0)
+        assert (then.target, then.valid_to) == ("Lisbon", moved)  # when the move was said
+
+
 def test_the_llm_graph_part_is_stored_with_its_memory(store_url: str) -> None:
     graph = {
         "entities": [{"name": "Atlas", "type": "project"}, {"name": "db-01", "type": "server"}],

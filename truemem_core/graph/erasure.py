@@ -8,21 +8,15 @@ entities it created that no row uses any more.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 
 from sqlalchemy import Text, and_, cast, exists, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core.graph.tables import evidence_ids
 from truemem_core.storage.schema import graph_entities, graph_observations, graph_relations
 
 e, o, r = graph_entities, graph_observations, graph_relations
-
-
-def _ids(value: object) -> list[str]:
-    if isinstance(value, str):  # a driver that hands JSON back as text
-        value = json.loads(value)
-    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 async def forget_memories(conn: AsyncConnection, user: str, memory_ids: Collection[str]) -> None:
@@ -34,7 +28,7 @@ async def forget_memories(conn: AsyncConnection, user: str, memory_ids: Collecti
     evidence = cast(r.c.evidence_memory_ids, Text)
     rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
         r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in ids))))
-    doomed = [row.id for row in rows if set(_ids(row.evidence_memory_ids)) & set(ids)]
+    doomed = [row.id for row in rows if set(evidence_ids(row.evidence_memory_ids)) & set(ids)]
     if doomed:
         await conn.execute(r.delete().where(r.c.user_id == user, r.c.id.in_(doomed)))
     used = or_(exists().where(o.c.user_id == user, o.c.entity_id == e.c.id),
@@ -64,7 +58,7 @@ async def repoint_memories(conn: AsyncConnection, user: str, moves: dict[str, st
     rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
         r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in old))))
     for row in rows.all():
-        ids = _ids(row.evidence_memory_ids)
+        ids = evidence_ids(row.evidence_memory_ids)
         if set(ids) & moves.keys():
             moved = list(dict.fromkeys(moves.get(i, i) for i in ids))
             await conn.execute(r.update().where(r.c.id == row.id)

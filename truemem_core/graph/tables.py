@@ -10,6 +10,7 @@ Entities have no world time: ``as_of`` alone decides whether one is seen.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -85,6 +86,13 @@ def relations(user: str) -> Select[Any]:
             .join(_SOURCE, _SOURCE.c.id == r.c.source_id)
             .join(_TARGET, _TARGET.c.id == r.c.target_id)
             .where(r.c.user_id == user))
+
+
+def evidence_ids(value: object) -> list[str]:
+    """A relation's evidence ids as stored (a JSON list; text from some drivers)."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 def relation_of(row: Any) -> Relation:

@@ -16,6 +16,7 @@ from typing import Any
 from truemem_core.conversation import sessions
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.extraction import store_graph
+from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language import (
     LLM,
     CandidateFact,
@@ -88,6 +89,8 @@ class Handlers:
                 if stored is not None:
                     await store_graph(conn, user, fact.text, fact.graph, memory_id=stored.id,
                                       message_id=said.id, said_at=said.created_at, now=utcnow())
+                    # what the new facts did not replace ends with the memories it closed
+                    await end_with_their_memories(conn, user, [stored.id], said.created_at)
 
     async def _facts(
         self, said: str, answered: str, known: Sequence[str]

@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.graph import erasure as graph_erasure
+from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.memory import items, rows
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import is_protected
@@ -116,6 +117,8 @@ async def add_many(
     # pure work, a few hundred microseconds a fact: off the event loop (see language.offload)
     ledger, results = await asyncio.to_thread(_decide, env, stored, batch, admit)
     await ledger.flush(conn, user)
+    # relations of the graph whose memories this batch closed end with them
+    await end_with_their_memories(conn, user, {m.id for m in results if m}, utcnow())
     known.clear()
     known.update((r.id, (r.updated_at, r.embedding_model, r.embedding))
                  for r in ledger.rows.values())

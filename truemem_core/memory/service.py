@@ -30,6 +30,7 @@ from truemem_core._validation import (
 )
 from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
+from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language.classify import classify_kind
 from truemem_core.memory import bulk, edit, maintenance, reads, rows, write
 from truemem_core.memory.env import MemoryEnv
@@ -39,6 +40,7 @@ from truemem_core.search.channels import channels_for_dialect, memories_of
 from truemem_core.search.filters import Mode, check_mode, make_filters
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
+from truemem_core.storage.schema import utcnow
 
 BATCH = 256  # facts per embedding call and per transaction of a bulk add
 MAX_BATCH = 10_000
@@ -156,7 +158,8 @@ class MemoryStore:
                                    source=source)
         async with self.db.transaction() as conn:
             stored = await write.add(conn, self.env, new, admit=False)
-        assert stored is not None  # only admission control rejects
+            assert stored is not None  # only admission control rejects
+            await end_with_their_memories(conn, stored.user_id, [stored.id], utcnow())
         return stored
 
     async def add_many(
