@@ -1,5 +1,6 @@
 """The one context budget (pure): best first, skip what does not fit, a fact or its
-source turn but not both, explicit and critical memories free and never repeated."""
+source turn but not both (each fact of a turn, and a turn cut short with its facts),
+explicit and critical memories free and never repeated."""
 
 from __future__ import annotations
 
@@ -42,6 +43,26 @@ def test_a_fact_and_its_source_turn_are_not_both_spent() -> None:
     second = pack([fact("a", "likes tea", 0.4, source=7)], [turn(7, "I like tea", 0.5)],
                   always=[], budget=100, turn_tokens=100, count=words)
     assert second.memories == [] and [t.message_id for t in second.recalled] == [7]
+
+
+def test_facts_of_one_turn_say_different_things_and_are_each_served() -> None:
+    said = [fact("n", "Name is Ana", 0.9, source=1),
+            fact("a", "Is allergic to peanuts", 0.6, source=1),
+            fact("l", "Lives in Lisbon", 0.5, source=1)]
+    packed = pack(said, [turn(1, "My name is Ana. I am allergic to peanuts.", 0.3)],
+                  always=[], budget=100, turn_tokens=100, count=words)
+    assert [h.memory.id for h in packed.memories] == ["n", "a", "l"]
+    assert packed.recalled == []  # the facts stand for their turn
+
+
+def test_a_turn_cut_short_stands_for_none_of_its_facts() -> None:
+    long = turn(1, " ".join(["trains"] * 50) + " I am allergic to peanuts", 0.9)
+    allergy = fact("a", "Is allergic to peanuts", 0.5, source=1)
+    cut = pack([allergy], [long], always=[], budget=100, turn_tokens=20, count=words)
+    assert [t.message_id for t in cut.recalled] == [1] and cut.recalled[0].content.endswith("…")
+    assert [h.memory.id for h in cut.memories] == ["a"]
+    whole = pack([allergy], [long], always=[], budget=100, turn_tokens=100, count=words)
+    assert [t.message_id for t in whole.recalled] == [1] and whole.memories == []
 
 
 def test_standing_memories_are_free_and_cover_their_source_turn() -> None:

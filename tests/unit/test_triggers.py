@@ -41,6 +41,7 @@ def texts(message: str) -> list[str]:
         ("remember to call me Bob", ["Asked to remember to call them Bob"]),
         ("remember that the meeting is on Friday", ["The meeting is on Friday"]),
         ("Remember that I've been vegan for ten years", ["Has been vegan for ten years"]),
+        ("Remember that I no longer live in Lisbon.", ["No longer lives in Lisbon"]),
         ("memorize this: I speak Dutch", []),  # "memorize this" needs "that" or a colon
         ("memorize that I speak Dutch", ["Speaks Dutch"]),
         ("save this to memory: I am colour blind", ["Is colour blind"]),

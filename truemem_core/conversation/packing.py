@@ -5,8 +5,12 @@ ranking: both come out of Reciprocal Rank Fusion with the same constant and
 weights, so their scores are on one scale. Items are taken best first; one that
 does not fit is skipped and smaller ones after it may still fit. A fact and
 the turn it was extracted from say the same thing, so whichever ranks first is
-served and the other is not spent. Explicit and critical memories are in every
-context whatever the budget; they only mark their source turns as said.
+served and the other is not spent: a served fact stands for its turn, and a turn
+served whole for every fact extracted from it. Facts extracted from one turn say
+different things and are each served, and a turn served cut short ("…") may have
+lost the sentence a fact came from, so it stands for none. Explicit and critical
+memories are in every context whatever the budget; they only stand for their
+source turns.
 
 An item costs its line in the system prompt, line break included: the prompt's own
 count then finds those lines counted already (``CachedCounter.count_lines``).
@@ -44,7 +48,8 @@ def pack(
 ) -> Packed:
     """The best facts and turns that fit ``budget`` tokens, each list best first."""
     present = {m.id for m in always}
-    said = {m.source_message_id for m in always if m.source_message_id is not None}
+    stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
+    told: set[int] = set()  # turns served whole: they say what was extracted from them
     ranked: list[ScoredMemory | RecalledTurn] = sorted(
         [*hits, *turns], key=lambda item: -item.score)
     memories: list[ScoredMemory] = []
@@ -53,13 +58,13 @@ def pack(
     for item in ranked:
         if isinstance(item, ScoredMemory):
             memory = item.memory
-            if memory.id in present or memory.source_message_id in said:
+            if memory.id in present or memory.source_message_id in told:
                 continue
             cost = count(fact_line(memory) + "\n")
         else:
-            if item.message_id in said:
+            if item.message_id in stood_for:
                 continue
-            item = excerpt(item, turn_tokens, count)
+            whole, item = item, excerpt(item, turn_tokens, count)
             cost = count(turn_line(item) + "\n")
         if spent + cost > budget:
             continue
@@ -68,10 +73,11 @@ def pack(
             memories.append(item)
             present.add(item.memory.id)
             if item.memory.source_message_id is not None:
-                said.add(item.memory.source_message_id)
+                stood_for.add(item.memory.source_message_id)
         else:
             recalled.append(item)
-            said.add(item.message_id)
+            if item is whole:
+                told.add(item.message_id)
     return Packed(memories, recalled, spent)
 
 

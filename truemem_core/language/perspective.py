@@ -94,7 +94,7 @@ _EN_FILLER = re.compile(
 # Adverbs kept in front of the conjugated verb: "I never eat…" -> "Never eats…".
 _EN_KEPT_ADVERBS = words(
     "just still never always usually often sometimes rarely mostly currently now only even "
-    "recently already absolutely finally"
+    "recently already absolutely finally no longer"
 )
 _EN_PAST = words(
     "went got had was were made took saw came grew left met bought began became brought built "
