@@ -93,6 +93,19 @@ def test_long_sentences_are_clipped() -> None:
     assert summary.endswith("…")
 
 
+def test_japanese_keeps_its_words_sentence_by_sentence() -> None:
+    """No space after 。 and none between words: sentences split at 。！？, and a clipped
+    one keeps its text, not just what came before its first space."""
+    said = ("1: 来月は母と一緒に京都へ旅行に行く予定で、ホテルはもう予約しました。" +
+            "私は菜食主義者なので、お寺の精進料理を食べてみたいです。" * 8)
+    summary = summarize_extractive(None, [("user", said)])
+    assert "精進料理" in summary and "京都" in summary
+    assert all(len(line) < 320 for line in lines(summary))
+    unbroken = "2: " + "私は毎朝早く起きて公園を走ってから会社に行きます" * 20  # one sentence
+    [clipped] = lines(summarize_extractive(None, [("user", unbroken)]))
+    assert clipped.endswith("…") and 250 < len(clipped) < 320
+
+
 def test_nothing_to_summarise_gives_an_empty_summary() -> None:
     assert summarize_extractive(None, [("user", "ok"), ("assistant", "Thanks!")]) == ""
 

@@ -135,7 +135,10 @@ def _is_filler(role: str, sentence: str) -> bool:
 def _clip(sentence: str) -> str:
     if len(sentence) <= _MAX_CHARS:
         return sentence
-    return sentence[:_MAX_CHARS].rsplit(" ", 1)[0] + "…"
+    head = sentence[:_MAX_CHARS]
+    at_word = head.rsplit(" ", 1)[0]
+    # at a word, unless that drops most of it (scripts written without spaces)
+    return (at_word if len(at_word) > _MAX_CHARS // 2 else head) + "…"
 
 
 def _key(text: str) -> str:

@@ -7,8 +7,10 @@ import unicodedata
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
-# A sentence ends at . ! ? or … followed by space (closing quotes allowed), or at a newline.
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]»”]*[ \t]+|[ \t]*\n[\s]*")
+# A sentence ends at . ! ? or … followed by space (closing quotes allowed), at a
+# full-width 。！？ (Chinese and Japanese put no space after them), or at a newline.
+_BOUNDARY = re.compile(
+    r"(?<=[.!?…])[\"')\]»”]*[ \t]+|(?<=[。！？])[」』）”]*[ \t]*|[ \t]*\n[\s]*")
 # Abbreviations whose period does not end a sentence.
 _ABBREVIATION = re.compile(
     r"(?:^|\s)(?:mr|mrs|ms|dr|prof|sr|sra|srta|st|jr|vs|e\.g|i\.e|approx|p\.ej|ud|uds)\.$",
