@@ -116,6 +116,21 @@ def test_a_fact_and_its_source_turn_are_not_both_served(memory: TrueMem) -> None
         assert not sources & {t.message_id for t in context.recalled}
 
 
+def test_every_fact_of_a_turn_is_served_and_an_edited_one_stands_alone(memory: TrueMem) -> None:
+    memory.record("ana", "s1", "My name is Ana. I live in Lisbon. I work as a nurse. "
+                  "I am allergic to peanuts.", "Nice to meet you, Ana!")
+    memory.drain()
+    stored = {m.text: m for m in memory.list_memories("ana")}
+    assert len({m.source_message_id for m in stored.values()}) == 1 and len(stored) == 4
+    context = memory.get_context("ana", "s2", "Plan a dinner party at my place for my friends")
+    assert {m.text for m in context.facts} == set(stored)  # one turn, four facts: all four
+    lisbon = stored["Lives in Lisbon"]
+    porto = memory.update_memory("ana", lisbon.id, text="Lives in Porto")
+    assert porto.source_message_id is None  # the turn says Lisbon, not this
+    context = memory.get_context("ana", "s3", "Tell me about my home in Lisbon")
+    assert "Lives in Porto" in {m.text for m in context.facts}
+
+
 @pytest.mark.parametrize("budget", [0, 12, 40, 150, 1500])
 def test_the_budget_is_never_exceeded(store_url: str, budget: int) -> None:
     with TrueMem(store_url, settings=Settings(context_token_budget=budget)) as memory:

@@ -28,7 +28,9 @@ async def update(
     old = await rows.fetch(conn, user, memory_id)
     values: dict[str, Any] = {"updated_at": utcnow()}
     if text is not None:
-        values.update(text=text, embedding=vector)
+        # the message said the old text: it no longer stands for this one in a context,
+        # nor this for it (the history keeps where the fact first came from)
+        values.update(text=text, embedding=vector, source_message_id=None)
     if importance is not None:
         values["importance"] = importance
     await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
