@@ -131,6 +131,18 @@ def test_every_fact_of_a_turn_is_served_and_an_edited_one_stands_alone(memory: T
     assert "Lives in Porto" in {m.text for m in context.facts}
 
 
+def test_an_explicit_fact_stands_for_the_turn_that_asked_for_it(memory: TrueMem) -> None:
+    asked = "Remember that I am allergic to peanuts."
+    stored = memory.get_context("ana", "s1", asked).explicit  # before the message exists
+    memory.record("ana", "s1", asked, "Got it, I'll remember.")
+    memory.drain()
+    [fact] = memory.list_memories("ana")
+    assert fact.id == stored[0].id and fact.source_message_id is not None
+    context = memory.get_context("ana", "s2", "What should I cook for dinner tonight?")
+    assert fact.id in {m.id for m in context.critical}
+    assert asked not in {t.content for t in context.recalled}  # said once, as the fact
+
+
 @pytest.mark.parametrize("budget", [0, 12, 40, 150, 1500])
 def test_the_budget_is_never_exceeded(store_url: str, budget: int) -> None:
     with TrueMem(store_url, settings=Settings(context_token_budget=budget)) as memory:

@@ -185,8 +185,11 @@ def fold(
         + int(decision.reinforced),
         "state": "active",  # a restated archived fact comes back
         "updated_at": now,
-        "source_message_id": (new.source_message_id if decision.text == new.text
-                              and decision.text != written.text else written.source_message_id),
+        # the message of the text kept; a fact without one (stored as it was asked for,
+        # before its message was recorded) takes the message that restates it
+        "source_message_id": (new.source_message_id if (
+            decision.text == new.text and decision.text != written.text)
+            or written.source_message_id is None else written.source_message_id),
     }
     if not replay:  # every variant pulls the stored vector towards itself
         values["embedding"] = centroid(
