@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+import services
 from db_access import connect
 from sqlalchemy import Column, Integer, MetaData, Table, inspect, select
+from sqlalchemy.engine import make_url
 
 from truemem_core import EmbedderMismatchError, InvalidInputError, Settings, StorageError, TrueMem
 from truemem_core.embeddings import Vector, normalize
@@ -115,6 +118,36 @@ def test_unreachable_database_is_a_storage_error(tmp_path: Path) -> None:
     # in words: no driver name, socket path or SQL in what a user may be shown
     assert str(caught.value) == (
         "database error: the database is unreachable or the connection was lost")
+
+
+def test_a_database_refusing_the_url_says_what_to_fix(
+    postgres_url: str, _postgres_admin_url: str
+) -> None:
+    """No role, no database, no right to create the vector extension: each in words an
+    operator can act on (not "unreachable"), and none naming the role or the database."""
+    import psycopg
+
+    url = make_url(postgres_url)
+    name, role = f"truemem_nopriv_{secrets.token_hex(3)}", f"truemem_app_{secrets.token_hex(3)}"
+    admin = services.libpq_url(_postgres_admin_url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        conn.execute(f'CREATE DATABASE "{name}" OWNER "{role}"')
+    try:
+        cases = {
+            url.set(database="truemem_no_such_database"): "the URL names does not exist",
+            url.set(username="truemem_no_such_role"): "refused the user name or password",
+            url.set(database=name, username=role): "CREATE EXTENSION vector",
+        }
+        for wrong, says in cases.items():
+            with TrueMem(wrong.render_as_string(hide_password=False), preload=False) as memory, \
+                    pytest.raises(StorageError, match=says) as caught:
+                memory.add_memory("ana", "Lives in Lisbon")
+            assert "truemem_" not in str(caught.value)
+    finally:
+        services.drop_database(_postgres_admin_url, name)
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def test_settings_from_environment() -> None:

@@ -147,6 +147,8 @@ def test_pool_stops_every_child_on_sigterm(tmp_path: Path, redis_url: str) -> No
         pool.wait_for("serving jobs", count=2)
         children = _descendants(pool.process.pid)
         assert len(children) == 2
+        for child in children:  # the URLs (and any password in them) are not in `ps`
+            assert not any("redis://" in part or ".db" in part for part in child.cmdline())
         pool.process.send_signal(signal.SIGTERM)
         assert pool.finish() == 0
         assert _alive(children) == []  # the parent waited for every child

@@ -513,13 +513,18 @@ def _watch(
 
 
 def _child_argv(config: WorkerConfig) -> list[str]:
-    argv = [sys.executable, "-m", "truemem_core.cli"]
-    if config.database:
-        argv += ["--database", config.database]
-    argv += ["worker", "--processes", "1", "--threads", str(config.threads),
-             "--redis-url", config.redis_url, "--give-up-after", str(config.give_up_after),
-             "--pool-parent", str(os.getpid())]
+    """A pool worker's command line: the URLs, which may hold passwords, go in its
+    environment (``_child_env``), never where ``ps`` shows them to every local user."""
+    argv = [sys.executable, "-m", "truemem_core.cli", "worker", "--processes", "1",
+            "--threads", str(config.threads), "--give-up-after", str(config.give_up_after),
+            "--pool-parent", str(os.getpid())]
     return argv + (["--llm", config.llm] if config.llm else [])
+
+
+def _child_env(config: WorkerConfig) -> dict[str, str]:
+    urls = {"TRUEMEM_REDIS_URL": config.redis_url,
+            **({"TRUEMEM_DATABASE_URL": config.database} if config.database else {})}
+    return {**os.environ, **urls}
 
 
 def _worker_pool(config: WorkerConfig, signals: StopSignals) -> int:
@@ -528,7 +533,7 @@ def _worker_pool(config: WorkerConfig, signals: StopSignals) -> int:
     children: list[subprocess.Popen[bytes]] = []
     try:
         for _ in range(config.processes):
-            children.append(subprocess.Popen(_child_argv(config)))
+            children.append(subprocess.Popen(_child_argv(config), env=_child_env(config)))
         log.info("started %d worker processes: %s", len(children),
                  " ".join(str(c.pid) for c in children))
         while True:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from api_client import open_api, rows_of
 from migration_steps import current, head, migrate
+from sqlalchemy.engine import make_url
 
 from truemem_core import StorageError
 from truemem_server.keys import KeyStore
@@ -183,6 +184,14 @@ async def test_bodies_over_the_limit_are_refused_unread(store_url: str) -> None:
             "/v1/users/ana/import", headers=auth,
             json={"format": "truemem.user/1", "memories": [], "user_id": "x" * 2000})
         assert small_import.status_code == 201, small_import.text
+
+
+async def test_readiness_says_what_the_database_refused(postgres_url: str) -> None:
+    missing = make_url(postgres_url).set(database="truemem_no_such_database")
+    async with open_api(missing.render_as_string(hide_password=False)) as api:
+        answer = await api.client.get("/readyz")
+        assert answer.status_code == 503
+        assert answer.json()["checks"] == {"database": "the database the URL names does not exist"}
 
 
 async def test_no_stack_trace_or_sql_in_any_response(

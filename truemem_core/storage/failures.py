@@ -14,6 +14,17 @@ from truemem_core.errors import StorageError
 _CONFLICT_CODES = {"40001": "a concurrent write conflicted with this one; try again",
                    "40P01": "a concurrent write deadlocked with this one; try again"}
 _UNAVAILABLE_CLASSES = ("08", "53", "57")  # connection, resources, operator intervention
+# What an operator must fix, said by the code or, where a connection never opened and
+# libpq gave no code, by the server's words (matched, never shown: they name roles).
+_SETUP_CODES = {
+    "28P01": "the database refused the user name or password of the URL",
+    "28000": "the database refused the user name or password of the URL",
+    "3D000": "the database the URL names does not exist",
+    "42501": "the database role lacks a privilege this needs (a missing extension: have a "
+             "superuser run CREATE EXTENSION vector once, see docs/operations.md)",
+}
+_SETUP_WORDS = (("password authentication failed", "28P01"), ("role", "28000"),
+                ("database", "3D000"))
 
 
 def storage_error(error: BaseException) -> StorageError:
@@ -25,9 +36,13 @@ def _describe(error: BaseException) -> str:
     original = getattr(error, "orig", None)
     code = getattr(original, "sqlstate", None) or getattr(
         getattr(original, "diag", None), "sqlstate", None)
+    if not isinstance(code, str):
+        code = _setup_code(str(original or ""))
     if isinstance(code, str):
         if code in _CONFLICT_CODES:
             return _CONFLICT_CODES[code]
+        if code in _SETUP_CODES:
+            return _SETUP_CODES[code]
         if code.startswith(_UNAVAILABLE_CLASSES):
             return "the database is unreachable or the connection was lost"
     if isinstance(error, sa.TimeoutError):
@@ -42,6 +57,17 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, sa.ProgrammingError):
         return "the database rejected a statement (is the schema up to date?)"
     return "the database failed"
+
+
+def _setup_code(text: str) -> str | None:
+    """The SQLSTATE of a refused connection that libpq reported without one."""
+    text = text.lower()
+    if "fatal:" not in text:
+        return None
+    for words, code in _SETUP_WORDS:
+        if words in text and (code == "28P01" or "does not exist" in text):
+            return code
+    return None
 
 
 def _operational(text: str, *, sqlite: bool) -> str:

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy import Connection
 
+from truemem_core import StorageError
 from truemem_core.storage.database import VERSION_TABLE, head_revision
 from truemem_server.keys import KeyStore
 
@@ -59,6 +60,8 @@ async def _database(keys: KeyStore) -> str:
         await keys.db.open()  # migrates on first success; at once after that
         async with asyncio.timeout(TIMEOUT_S), keys.db.autocommit() as conn:
             revision = await conn.run_sync(_revision)
+    except StorageError as exc:  # in words safe to show: what the operator must fix
+        return str(exc).removeprefix("database error: ")
     except Exception as exc:  # any failure is an answer here: not ready, and why
         return f"unreachable ({type(exc).__name__})"
     head = head_revision()
