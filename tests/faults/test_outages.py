@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import dramatiq
 import pytest
 import services
 from fault_tools import assert_clean_message, exported_messages, job_statuses, worker_process
@@ -113,6 +114,32 @@ def test_a_database_that_is_down_gives_storage_error_in_words(
             assert caught.value.__cause__ is not None  # the driver's error, for the logs
             assert_clean_message(caught.value, secrets=[
                 "hunter2-secret", "Porto", "Where do I live", str(tmp_path), "truemem.db"])
+
+
+def test_a_job_the_database_cannot_reach_is_retried_in_one_line(
+    memory: TrueMem, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """During an outage every job fails; each says so in one line and is retried by the
+    broker (dramatiq's Retry: not logged as an error with its chained tracebacks). A
+    storage error that is no outage is raised as it is (its traceback matters)."""
+    jobs = memory._core.jobs  # the actor's body, as a Dramatiq worker thread calls it
+
+    async def unreachable(key: str) -> None:
+        raise StorageError("database error: the database is unreachable or the connection "
+                           "was lost")
+
+    async def broken(key: str) -> None:
+        raise StorageError("database error: the database rejected a value")
+
+    monkeypatch.setattr(jobs, "_run_job", unreachable)
+    with pytest.raises(dramatiq.Retry), caplog.at_level("WARNING", logger="truemem.jobs"):
+        jobs._perform("extract:1")
+    assert [r.getMessage() for r in caplog.records] == [
+        "job extract:1 not run: database error: the database is unreachable or the "
+        "connection was lost (retried later)"]
+    monkeypatch.setattr(jobs, "_run_job", broken)
+    with pytest.raises(StorageError, match="rejected a value"):
+        jobs._perform("extract:2")
 
 
 @pytest.mark.parametrize("backend", ["postgres"])  # a file store has no server to lose

@@ -25,11 +25,14 @@ from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
 from typing import Any
 
-from truemem_core.errors import DrainTimeoutError
+import dramatiq
+
+from truemem_core.errors import DrainTimeoutError, StorageError
 from truemem_core.jobs.broker import JobQueue
 from truemem_core.settings import Settings
 from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
+from truemem_core.storage.failures import is_outage
 from truemem_core.storage.schema import utcnow
 
 log = logging.getLogger("truemem.jobs")
@@ -108,7 +111,15 @@ class Dispatcher:
 
     def _perform(self, key: str) -> None:
         """The actor's body, on a Dramatiq worker thread."""
-        self._run_on_loop(self._run_job(key))
+        try:
+            self._run_on_loop(self._run_job(key))
+        except StorageError as exc:
+            if not is_outage(exc):
+                raise
+            # the database is down: one line a job, not three chained tracebacks; the
+            # broker retries it as it would any failure (the job stays pending)
+            log.warning("job %s not run: %s (retried later)", key, exc)
+            raise dramatiq.Retry(str(exc)) from None
 
     def queue(self) -> JobQueue:
         """The broker's queue, and the thread that sends to it (built on first use, on

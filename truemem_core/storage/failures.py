@@ -14,6 +14,7 @@ from truemem_core.errors import StorageError
 _CONFLICT_CODES = {"40001": "a concurrent write conflicted with this one; try again",
                    "40P01": "a concurrent write deadlocked with this one; try again"}
 _UNAVAILABLE_CLASSES = ("08", "53", "57")  # connection, resources, operator intervention
+_UNREACHABLE = "the database is unreachable or the connection was lost"
 # What an operator must fix, said by the code or, where a connection never opened and
 # libpq gave no code, by the server's words (matched, never shown: they name roles).
 _SETUP_CODES = {
@@ -32,6 +33,11 @@ def storage_error(error: BaseException) -> StorageError:
     return StorageError(f"database error: {_describe(error)}")
 
 
+def is_outage(error: StorageError) -> bool:
+    """Whether ``error`` says the database could not be reached (worth waiting out)."""
+    return str(error).endswith(_UNREACHABLE)
+
+
 def _describe(error: BaseException) -> str:
     original = getattr(error, "orig", None)
     code = getattr(original, "sqlstate", None) or getattr(
@@ -44,7 +50,7 @@ def _describe(error: BaseException) -> str:
         if code in _SETUP_CODES:
             return _SETUP_CODES[code]
         if code.startswith(_UNAVAILABLE_CLASSES):
-            return "the database is unreachable or the connection was lost"
+            return _UNREACHABLE
     if isinstance(error, sa.TimeoutError):
         return "no database connection became free in time"
     if isinstance(error, sa.IntegrityError):
@@ -75,4 +81,4 @@ def _operational(text: str, *, sqlite: bool) -> str:
         return "the database is busy with another writer; try again"
     if sqlite and not any(word in text for word in ("unable to open", "disk", "readonly")):
         return "the database could not run a statement"  # the file is there and answering
-    return "the database is unreachable or the connection was lost"
+    return _UNREACHABLE
