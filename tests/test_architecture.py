@@ -17,10 +17,12 @@ CORE = ROOT / "truemem_core"
 ADAPTERS = ROOT / "truemem_integrations"
 SERVER = ROOT / "truemem_server"
 # What the service may use besides the public API: the store it shares (its key table,
-# the migration check of /readyz), the records' Literal types, and the broker URL check
-# `truemem serve` runs before its worker processes start.
+# the migration check of /readyz), the records' Literal types, the core's id check (an
+# API user id is one), and the broker URL check `truemem serve` runs before its worker
+# processes start.
 SERVER_INTERNALS = {"truemem_core.storage.database", "truemem_core.storage.schema",
-                    "truemem_core.records", "truemem_core.jobs.broker"}
+                    "truemem_core.records", "truemem_core._validation",
+                    "truemem_core.jobs.broker"}
 
 # Each unit of the core and its layer: a unit may import its own modules and lower layers.
 LAYERS: dict[str, int] = {

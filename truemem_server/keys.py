@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import Row, select, update
 
 from truemem_core import InvalidInputError, NotFoundError
+from truemem_core._validation import check_id
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import api_keys, utcnow
 
@@ -32,7 +33,7 @@ PREFIX = "tm_"
 TENANT = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 _TOKEN = re.compile(r"tm_([0-9a-f]{16})_[A-Za-z0-9_-]{43}")
 MAX_USER_CHARS = 191  # the tenant ("<= 63" characters) and "/" fit in the 255 of a user id
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_BREAKS = frozenset({"Zl", "Zp"})  # line and paragraph separators: an id is one line
 _CACHE_MAX = 10_000
 
 
@@ -64,20 +65,12 @@ def check_tenant(value: Any) -> str:
 
 
 def check_user(value: Any) -> str:
-    """A user id as the HTTP API takes it: printable, no '/', not '.' or '..', at most
-    191 characters."""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"user_id must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInputError("user_id must not be empty")
-    if len(value) > MAX_USER_CHARS:
-        raise InvalidInputError(f"user_id is longer than {MAX_USER_CHARS} characters")
-    if "/" in value or any(unicodedata.category(c) in _INVISIBLE for c in value):
-        raise InvalidInputError(
-            "user_id must be printable text without '/' or control characters")
-    if value in (".", ".."):  # a path step in every URL that names the user
-        raise InvalidInputError(f"user_id cannot be {value!r}")
-    return value
+    """A user id as the HTTP API takes it: the core's id (printable, not '.' or '..'),
+    without '/' (the tenant's separator in storage), at most 191 characters."""
+    user = check_id(value, "user_id", MAX_USER_CHARS)
+    if "/" in user or any(unicodedata.category(c) in _BREAKS for c in user):
+        raise InvalidInputError("user_id must be one line of printable text without '/'")
+    return user
 
 
 def hash_key(key: str) -> str:
