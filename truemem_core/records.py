@@ -177,6 +177,19 @@ _PREAMBLE = (
 )
 
 
+def _window(recent: list[Message]) -> tuple[list[Message], list[Message], list[Message]]:
+    """A session's recent messages split for a chat model: (the assistant's messages
+    before the first user one, the system messages, the turns from the first user
+    message on). Anthropic's and Gemini's APIs refuse a conversation whose first turn is
+    the assistant's (a greeting; a window cut mid-exchange) or with a system message
+    after the first turn; OpenAI's takes either. The first two go into the system
+    prompt, so no words are lost and every API takes the list."""
+    first = next((n for n, m in enumerate(recent) if m.role == "user"), len(recent))
+    before = [m for m in recent[:first] if m.role != "system"]
+    instructions = [m for m in recent if m.role == "system"]
+    return before, instructions, [m for m in recent[first:] if m.role != "system"]
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """Everything the model should know before answering ``message``."""
@@ -217,12 +230,27 @@ class Context:
                 turn_line(t) for t in in_conversation_order(self.recalled)))
         if self.summary:
             parts.append(f"Summary of the earlier conversation:\n{self.summary}")
+        before, instructions, _ = _window(self.recent_messages)
+        if before:
+            parts.append("Earlier in this conversation:\n" + "\n".join(
+                f"- {m.role}: {m.content}" for m in before))
+        if instructions:
+            parts.append("Instructions given in this conversation:\n" + "\n".join(
+                f"- {m.content}" for m in instructions))
         return "\n\n".join(parts)
 
+    @property
+    def turns(self) -> list[Message]:
+        """The recent messages as a chat model takes them after the system prompt: from
+        the first user message on, without system messages (the system prompt holds
+        those and what came before; see ``_window``)."""
+        return _window(self.recent_messages)[2]
+
     def to_messages(self, *, include_message: bool = True) -> list[dict[str, str]]:
-        """System prompt, the recent messages verbatim, then (by default) ``message``."""
+        """System prompt, the recent turns verbatim, then (by default) ``message``: a
+        list every chat API takes (one system message first, then a user turn)."""
         rendered = [{"role": "system", "content": self.to_system_prompt()}]
-        rendered += [{"role": m.role, "content": m.content} for m in self.recent_messages]
+        rendered += [{"role": m.role, "content": m.content} for m in self.turns]
         if include_message:
             rendered.append({"role": "user", "content": self.message})
         return rendered

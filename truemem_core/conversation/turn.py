@@ -147,10 +147,10 @@ class Conversation:
                       turn_tokens=self.settings.recall_turn_tokens, count=self.tokens.count)
         context = dataclasses.replace(found, memories=packed.memories, recalled=packed.recalled,
                                       budget_spent=packed.spent)
-        # what ``to_messages`` renders; the recent messages were counted when recorded
+        # what ``to_messages`` renders; the recent turns were counted when recorded
         # (each can be 100,000 characters, and a session serves twenty of them)
         tokens = (self.tokens.count_lines(context.to_system_prompt())
-                  + sum(m.tokens for m in context.recent_messages)
+                  + sum(m.tokens for m in context.turns)
                   + self.tokens.count(context.message))
         return context, tokens
 

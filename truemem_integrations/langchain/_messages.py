@@ -126,7 +126,7 @@ def _appended(system: SystemMessage | None, prompt: str) -> SystemMessage:
 
 def context_parts(context: Context) -> tuple[str, list[BaseMessage]]:
     """A context as the system prompt text and the recent turns as messages."""
-    return context.to_system_prompt(), [from_message(m) for m in context.recent_messages]
+    return context.to_system_prompt(), [from_message(m) for m in context.turns]
 
 
 def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:

@@ -68,7 +68,7 @@ def summary_message(summary: str | None) -> list[ChatMessage]:
 def context_messages(context: Context) -> list[ChatMessage]:
     """TrueMem's system prompt (memories and summary), then the recent turns."""
     return [chat_message("system", context.to_system_prompt()),
-            *from_messages(context.recent_messages)]
+            *from_messages(context.turns)]
 
 
 def latest_user_text(messages: Sequence[ChatMessage]) -> str:
