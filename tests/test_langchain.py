@@ -583,3 +583,32 @@ def test_documents_are_plain_langchain_documents(memory: TrueMem) -> None:
     _seed(memory)
     docs = TrueMemRetriever(memory=memory, user_id="ana").invoke("cat")
     assert all(isinstance(d, Document) for d in docs) and len(docs) == len(FACTS)
+
+
+def test_one_retriever_serves_the_user_each_call_names(memory: TrueMem) -> None:
+    """``user_id=None``: the user comes from each call's config, as with ``with_truemem``;
+    one user's call never sees another's memories."""
+    _seed(memory)
+    memory.add_memory("ben", "Works as a baker in Porto")
+    retriever = TrueMemRetriever(memory=memory, k=1)
+    as_ana = retriever.invoke("job", config={"configurable": {"user_id": "ana"}})
+    as_ben = retriever.invoke("job", config={"configurable": {"user_id": "ben"}})
+    assert [d.page_content for d in as_ana] == ["Works as a pilot at SkyAir"]
+    assert [d.page_content for d in as_ben] == ["Works as a baker in Porto"]
+    chain = RunnableLambda(lambda question: f"{question}?") | retriever
+    assert chain.invoke("job", config={"configurable": {"user_id": "ben"}}) == as_ben
+    both = retriever.batch(["job", "job"], config=[
+        {"configurable": {"user_id": "ana"}}, {"configurable": {"user_id": "ben"}}])
+    assert both == [as_ana, as_ben]
+    with pytest.raises(InvalidInputError, match="needs a user_id"):
+        retriever.invoke("job")
+    fixed = TrueMemRetriever(memory=memory, user_id="ana", k=1)  # a fixed user wins
+    assert fixed.invoke("job", config={"configurable": {"user_id": "ben"}}) == as_ana
+
+
+async def test_one_retriever_serves_the_user_each_async_call_names(memory: TrueMem) -> None:
+    _seed(memory)
+    retriever = TrueMemRetriever(memory=memory, k=1)
+    docs = await retriever.ainvoke("cello", config={"configurable": {"user_id": "ana"}})
+    assert [d.page_content for d in docs] == ["Plays the cello on weekends"]
+    assert await retriever.ainvoke("cello", config={"configurable": {"user_id": "ben"}}) == []

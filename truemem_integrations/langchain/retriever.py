@@ -11,6 +11,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, field_validator
 
 from truemem_core import InvalidInputError, ScoredMemory, TrueMem
@@ -18,6 +19,9 @@ from truemem_core import InvalidInputError, ScoredMemory, TrueMem
 # What TrueMem.search accepts besides user_id and query (k, mode and the filters).
 SEARCH_OPTIONS = frozenset(inspect.signature(TrueMem.search).parameters) - {
     "self", "user_id", "query"}
+
+
+_USER = "_truemem_user_id"  # carries the call's user from ``invoke`` to the search
 
 
 def _check(options: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +44,10 @@ def to_document(hit: ScoredMemory) -> Document:
 class TrueMemRetriever(BaseRetriever):
     """The user's top ``k`` memories for a query (hybrid search), as documents.
 
+    ``user_id=None`` searches the user each call names in
+    ``config={"configurable": {"user_id": …}}``: one retriever for every user of an
+    application, as ``with_truemem`` does.
+
     ``search_kwargs`` are passed to :meth:`TrueMem.search` on every call (for
     example ``{"kind": "episodic", "min_importance": 3}``); keyword arguments given
     to ``invoke`` override them for that call. Each document's metadata holds the
@@ -50,7 +58,7 @@ class TrueMemRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: TrueMem
-    user_id: str
+    user_id: str | None = None
     k: int | None = None
     """How many memories to return (default: the store's ``search_k`` setting)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -64,14 +72,37 @@ class TrueMemRetriever(BaseRetriever):
         # A fresh dict per call: one call's filters never leak into the next.
         return _check({"k": self.k, **self.search_kwargs, **overrides})
 
+    def _user(self, config: RunnableConfig | None) -> str:
+        user = (self.user_id if self.user_id is not None
+                else ensure_config(config).get("configurable", {}).get("user_id"))
+        if user is None:
+            raise InvalidInputError(
+                "TrueMemRetriever needs a user_id: pass TrueMemRetriever(user_id=...), or "
+                "config={'configurable': {'user_id': ...}} on each call")
+        return str(user)
+
+    # BaseRetriever hands ``_get_relevant_documents`` the call's keyword arguments but
+    # not its config: the user goes along as one of them.
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return super().invoke(input, config, **kwargs, **{_USER: self._user(config)})
+
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return await super().ainvoke(input, config, **kwargs, **{_USER: self._user(config)})
+
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        hits = self.memory.search(self.user_id, query, **self._options(kwargs))
+        user = kwargs.pop(_USER, None) or self._user(None)
+        hits = self.memory.search(user, query, **self._options(kwargs))
         return [to_document(hit) for hit in hits]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        hits = await self.memory.asearch(self.user_id, query, **self._options(kwargs))
+        user = kwargs.pop(_USER, None) or self._user(None)
+        hits = await self.memory.asearch(user, query, **self._options(kwargs))
         return [to_document(hit) for hit in hits]
