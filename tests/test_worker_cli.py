@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 import services
+from sqlalchemy.engine import make_url
 
 # Bounds a hang only: every wait below ends on an event (a line, an exit) long before.
 PATIENCE_S = 120
@@ -28,7 +29,7 @@ class Worker:
     started even when the worker itself failed to stop them.
     """
 
-    def __init__(self, database: Path, redis_url: str, *flags: str) -> None:
+    def __init__(self, database: Path | str, redis_url: str, *flags: str) -> None:
         argv = [sys.executable, "-m", "truemem_core.cli", "--database", str(database),
                 "worker", "--redis-url", redis_url, "--threads", "1", *flags]
         self.process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True,
@@ -75,7 +76,7 @@ class Worker:
 
 
 @contextmanager
-def worker(database: Path, redis_url: str, *flags: str) -> Iterator[Worker]:
+def worker(database: Path | str, redis_url: str, *flags: str) -> Iterator[Worker]:
     running = Worker(database, redis_url, *flags)
     try:
         yield running
@@ -131,6 +132,47 @@ def test_worker_exits_when_redis_goes_away(
     assert "giving up" in running.output.splitlines()[-1]
     assert "Consumer encountered a connection error" not in running.output  # Dramatiq's 40/min
     assert 1 <= running.output.count("is unreachable") <= 3, running.output
+    assert "Traceback" not in running.output
+
+
+def _elsewhere(store_url: str, socket_dir: Path) -> tuple[str, Path, Path]:
+    """The PostgreSQL store's URL with its socket looked for in ``socket_dir``, where
+    nothing listens; the socket file the URL then names, and the server's real one."""
+    real = make_url(store_url)
+    socket_name = f".s.PGSQL.{real.port or 5432}"
+    moved = real.set(query={**real.query, "host": str(socket_dir)})
+    return (moved.render_as_string(hide_password=False), socket_dir / socket_name,
+            Path(str(real.query["host"])) / socket_name)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])  # a file store has no server to wait for
+def test_worker_waits_for_a_database_that_starts_after_it(
+    tmp_path: Path, store_url: str, redis_url: str
+) -> None:
+    """As in a compose file whose worker starts before PostgreSQL answers: the worker
+    waits (one line per back-off step) and serves once the server is there."""
+    url, expected, server = _elsewhere(store_url, tmp_path)
+    with worker(url, redis_url) as running:
+        running.wait_for("the database is unreachable", count=2)
+        expected.symlink_to(server)  # the server "starts": its socket appears
+        running.wait_for("serving jobs")
+        running.process.send_signal(signal.SIGTERM)
+        assert running.finish() == 0
+    assert "the database answers again" in running.output
+    assert "Traceback" not in running.output
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_worker_gives_up_on_a_database_that_never_answers(
+    tmp_path: Path, store_url: str, redis_url: str
+) -> None:
+    url, _, _ = _elsewhere(store_url, tmp_path)
+    with worker(url, redis_url, "--give-up-after", "2") as running:
+        assert running.finish() == 2
+    lines = running.output.splitlines()
+    assert lines[-1].startswith("truemem: error: the database unreachable for 2s"), lines
+    assert "giving up" in lines[-1]
+    assert all("retrying in" in line for line in lines[:-1]) and len(lines) <= 4, lines
     assert "Traceback" not in running.output
 
 

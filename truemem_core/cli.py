@@ -37,12 +37,14 @@ from truemem_core.errors import (
     BrokerError,
     InvalidInputError,
     MissingDependencyError,
+    StorageError,
     TrueMemError,
 )
 from truemem_core.graph import cli as graph_cli
 from truemem_core.importers import command as import_command
 from truemem_core.records import Kind, Memory
 from truemem_core.storage.database import VERSION_TABLE, resolve_url, sqlite_path
+from truemem_core.storage.failures import is_outage
 
 if TYPE_CHECKING:
     import redis
@@ -397,6 +399,27 @@ class StopSignals:
             self._sleeping = False
 
 
+def wait_out(
+    problem: Callable[[], str | None], what: str, error: type[TrueMemError],
+    give_up_after: float, signals: StopSignals,
+) -> None:
+    """Return once ``problem()`` is None (``what`` answers): retried with exponential
+    back-off, one log line per step; ``error`` after ``give_up_after`` seconds."""
+    started, delay = time.monotonic(), FIRST_RETRY_S
+    while (reason := problem()) is not None:
+        waited = time.monotonic() - started
+        if waited >= give_up_after:
+            raise error(f"{what} unreachable for {waited:.0f}s ({reason}); giving up "
+                        f"(the limit is --give-up-after {give_up_after:g})")
+        pause = min(delay, give_up_after - waited)
+        log.warning("%s is unreachable (%s); retrying in %.1fs, giving up after %gs",
+                    what, reason, pause, give_up_after)
+        signals.sleep(pause)
+        delay = min(delay * 2, MAX_RETRY_S)
+    if delay > FIRST_RETRY_S:
+        log.info("%s answers again", what)
+
+
 class RedisProbe:
     """PING with a short timeout; ``wait`` retries with exponential back-off."""
 
@@ -420,20 +443,7 @@ class RedisProbe:
 
     def wait(self, give_up_after: float, signals: StopSignals) -> None:
         """Return once Redis answers: one log line per back-off step, then give up."""
-        started, delay = time.monotonic(), FIRST_RETRY_S
-        while (problem := self.problem()) is not None:
-            waited = time.monotonic() - started
-            if waited >= give_up_after:
-                raise BrokerError(
-                    f"Redis at {self.url} unreachable for {waited:.0f}s ({problem}); giving up "
-                    f"(the limit is --give-up-after {give_up_after:g})")
-            pause = min(delay, give_up_after - waited)
-            log.warning("Redis at %s is unreachable (%s); retrying in %.1fs, giving up after %gs",
-                        self.url, problem, pause, give_up_after)
-            signals.sleep(pause)
-            delay = min(delay * 2, MAX_RETRY_S)
-        if delay > FIRST_RETRY_S:
-            log.info("Redis at %s answers again", self.url)
+        wait_out(self.problem, f"Redis at {self.url}", BrokerError, give_up_after, signals)
 
     def close(self) -> None:
         self._client.close()
@@ -481,8 +491,10 @@ def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int
     try:
         # Open the store first: a wrong store fails here with its own message, and
         # serve_jobs then starts its Dramatiq worker in one step of TrueMem's loop,
-        # which a close can never interleave with.
-        memory.list_memories(PROBE_USER)
+        # which a close can never interleave with. A database that does not answer yet
+        # (started after the worker, restarting) is waited for, as Redis is.
+        wait_out(lambda: _store_problem(memory), "the database", StorageError,
+                 config.give_up_after, signals)
         serving = ServeThread(memory, config.threads)
         serving.start()
         log.info("serving jobs with %d threads from %s (Ctrl-C or SIGTERM to stop)",
@@ -490,6 +502,18 @@ def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int
         return _watch(serving, config, signals, probe)
     finally:
         memory.close()
+
+
+def _store_problem(memory: TrueMem) -> str | None:
+    """None once the store opens; why not while the database cannot be reached; raises
+    what waiting cannot help (a refused password, a missing database, a wrong store)."""
+    try:
+        memory.list_memories(PROBE_USER)
+    except StorageError as exc:
+        if not is_outage(exc):
+            raise
+        return "no connection"
+    return None
 
 
 def _watch(
@@ -592,7 +616,8 @@ def _add_worker(commands: Any) -> None:
                         help="an LLM (or a factory returning one) for extraction and summaries")
     worker.add_argument(
         "--give-up-after", metavar="SECONDS",
-        help=f"exit when Redis stays unreachable this long (default: ${GIVE_UP_ENV}, "
+        help=f"exit when Redis, or the database at start, stays unreachable this long "
+        f"(default: ${GIVE_UP_ENV}, "
         f"else {DEFAULT_GIVE_UP_S:g}; inf never gives up)")
     worker.add_argument("--pool-parent", type=int, help=argparse.SUPPRESS)
 
