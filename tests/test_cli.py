@@ -281,7 +281,8 @@ def test_maintain_prints_state_changes(
     with TrueMem(tmp_path / "store.db") as store:
         dog = store.add_memory("ana", "Has a golden retriever named Max", importance=2)
         store.add_memory("ben", "Lives in Lisbon")
-        store.feedback("ana", dog.id, "wrong")
+        for _ in range(2):
+            store.feedback("ana", dog.id, "irrelevant")
     assert main(["--database", str(tmp_path / "store.db"), "maintain",
                  "--user", "ana", "--user", "ben"]) == 0
     out = capsys.readouterr()

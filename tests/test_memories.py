@@ -358,13 +358,14 @@ def test_feedback_and_lifecycle(store_url: str) -> None:
         minor = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
         key = memory.add_memory("ana", "Works as a data engineer at Acme", importance=4)
         wrong = memory.add_memory("ana", "Has three cats", importance=2)
-        assert memory.feedback("ana", wrong.id, "wrong").id == wrong.id
+        for _ in range(2):
+            assert memory.feedback("ana", wrong.id, "irrelevant").id == wrong.id
+            memory.feedback("ana", key.id, "irrelevant")
         assert memory.history("ana", wrong.id)[-1].action == "feedback"
         with pytest.raises(InvalidInputError, match="verdict"):
             memory.feedback("ana", minor.id, "meh")  # type: ignore[arg-type]
-        memory.feedback("ana", key.id, "wrong")
-        # fresh memories stay active, but one the user called wrong is down-ranked,
-        # unless it is protected (importance >= 4)
+        # fresh memories stay active, but one the user called irrelevant twice is
+        # down-ranked, unless it is protected (importance >= 4)
         assert memory.maintain("ana") == {wrong.id: "ephemeral"}
 
         # half a year without use
@@ -430,12 +431,43 @@ def test_retrieval_is_counted(memory: TrueMem) -> None:
     assert row.retrievals == 1 and row.last_accessed_at is not None
 
 
+def _twice_irrelevant(memory: TrueMem, memory_id: str) -> None:
+    for _ in range(2):
+        memory.feedback("ana", memory_id, "irrelevant")
+
+
+def test_a_fact_called_wrong_is_closed_whatever_its_importance(memory: TrueMem) -> None:
+    """"wrong" says the fact is false: it is served no more, not even as a critical
+    memory, maintenance does not raise it again, its history keeps it, and restating
+    it reopens it. "irrelevant" only lowers a score."""
+    allergy = memory.add_memory("ana", "Is allergic to peanuts", importance=5)
+    cats = memory.add_memory("ana", "Has three cats", importance=2)
+    closed = memory.feedback("ana", allergy.id, "wrong")
+    assert (closed.state, closed.valid_to is not None) == ("archived", True)
+    assert [e.action for e in memory.history("ana", allergy.id)][-2:] == [
+        "feedback", "lifecycle"]
+    context = memory.get_context("ana", "s", "Which food can't I eat? Peanuts?")
+    served = {m.id for m in context.facts}
+    assert allergy.id not in served and "peanuts" not in context.to_system_prompt()
+    assert [m.id for m in memory.list_memories("ana")] == [cats.id]
+    assert memory.maintain("ana") == {}  # not raised again by its importance
+    assert memory.get_memory("ana", allergy.id).state == "archived"
+    again = memory.add_memory("ana", "Is allergic to peanuts", importance=5)
+    assert (again.id, again.state, again.valid_to) == (allergy.id, "active", None)
+    assert allergy.id in {m.id for m in memory.get_context("ana", "s", "Peanuts?").critical}
+    # "wrong" again: a closed fact keeps the instant it was closed
+    until = memory.feedback("ana", cats.id, "wrong").valid_to
+    assert until is not None and memory.feedback("ana", cats.id, "wrong").valid_to == until
+    assert [e.action for e in memory.history("ana", cats.id)][-3:] == [
+        "feedback", "lifecycle", "feedback"]
+
+
 def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
     dog = memory.add_memory("ana", "Has a golden retriever named Max", importance=2)
     memory.add_memory("ana", "Walks the dog every morning", importance=2)
     before = memory.search("ana", "my dog Max", k=2, mode="vector")
     assert before[0].memory.id == dog.id
-    memory.feedback("ana", dog.id, "wrong")
+    _twice_irrelevant(memory, dog.id)
     assert memory.maintain("ana") == {dog.id: "ephemeral"}
     after = memory.search("ana", "my dog Max", k=2, mode="vector")
     assert [h.memory.id for h in after][-1] == dog.id  # still found, ranked lower
@@ -444,7 +476,7 @@ def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
 
 def test_a_retrieved_memory_is_active_again(memory: TrueMem) -> None:
     dog = memory.add_memory("ana", "Has a golden retriever named Max", importance=2)
-    memory.feedback("ana", dog.id, "wrong")
+    _twice_irrelevant(memory, dog.id)
     assert memory.maintain("ana") == {dog.id: "ephemeral"}
     context = memory.get_context("ana", "s", "Tell me about my dog Max")
     assert dog.id in {hit.memory.id for hit in context.memories}

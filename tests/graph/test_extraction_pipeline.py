@@ -70,6 +70,15 @@ def test_a_relation_ends_with_the_memory_a_fact_without_its_own_closed(
     assert ("lives_in", "Lisbon") in {(r.type, r.target) for r in then}
 
 
+def test_a_relation_ends_with_the_memory_the_user_called_wrong(memory: TrueMem) -> None:
+    _said(memory, ("I live in Lisbon.", T0), ("I work at Globex.", T0))
+    memory.feedback("ana", _memory_id(memory, "Lives in Lisbon"), "wrong")
+    now = memory.list_relations("ana", "user")
+    assert {(r.type, r.target) for r in now} == {("works_at", "Globex")}
+    then = memory.list_relations("ana", "user", valid_at=T0 + timedelta(hours=1))
+    assert ("lives_in", "Lisbon") in {(r.type, r.target) for r in then}
+
+
 def test_a_fact_whose_graph_part_has_no_relation_still_ends_what_its_memory_closed(
     store_url: str
 ) -> None:

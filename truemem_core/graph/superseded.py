@@ -5,7 +5,8 @@ longer true, nor is a relation it was the only evidence of. The extraction job r
 such relations with the new fact's (``graph.extraction``); when the new fact gave none,
 or came through a call that writes no graph (``add_memory``, ``add_memories``), they end
 here, as a replaced relation ends (``graph.write``): invalidated, with a copy that holds
-until ``at``, so that ``as_of`` an earlier instant still sees it current.
+until ``at``, so that ``as_of`` an earlier instant still sees it current. So do those of
+a memory the user called wrong (``memory.edit.feedback``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ async def end_with_their_memories(
         return
     closed = set((await conn.execute(select(memories.c.id).where(
         memories.c.user_id == user, memories.c.superseded_by.in_(sorted(by))))).scalars())
+    await end_with(conn, user, closed, at)
+
+
+async def end_with(conn: AsyncConnection, user: str, just_closed: Collection[str],
+                   at: datetime) -> None:
+    """End at ``at`` the user's current relations whose evidence memories are all closed,
+    one of them among ``just_closed``."""
+    closed = set(just_closed)
     if not closed:
         return
     text = cast(r.c.evidence_memory_ids, Text)

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from truemem_core.embeddings import Vector
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import erasure as graph_erasure
+from truemem_core.graph import superseded as graph_superseded
 from truemem_core.memory import items, rows
 from truemem_core.memory.lifecycle import FEEDBACK
 from truemem_core.records import Feedback, Memory
@@ -79,9 +80,25 @@ def check_verdict(verdict: Any) -> Feedback:
 
 async def feedback(conn: AsyncConnection, user: str, memory_id: Any, verdict: Feedback) -> Memory:
     """Record the user's verdict; it moves the dynamic score (see ``lifecycle``), and the
-    next maintenance pass applies the state that score implies."""
+    next maintenance pass applies the state that score implies.
+
+    A current fact the user calls wrong is closed at once, as a contradicted one is:
+    whatever its importance, it is served no more (not even as critical), the graph
+    relations it alone was evidence of end with it, and its history keeps it. Restating
+    it (``add_memory`` with its text) reopens it.
+    """
     row = await rows.fetch(conn, user, memory_id)
-    await conn.execute(memories.update().where(memories.c.id == row.id).values(
-        feedback=memories.c.feedback + FEEDBACK[verdict], updated_at=utcnow()))
-    await rows.log(conn, user, [{"memory_id": row.id, "action": "feedback", "reason": verdict}])
+    now = utcnow()
+    values: dict[str, Any] = {"feedback": memories.c.feedback + FEEDBACK[verdict],
+                              "updated_at": now}
+    events = [{"memory_id": row.id, "action": "feedback", "reason": verdict}]
+    closing = verdict == "wrong" and row.valid_to is None
+    if closing:
+        values.update(valid_to=now, invalidated_at=now, state="archived")
+        events.append({"memory_id": row.id, "action": "lifecycle",
+                       "reason": "closed: the user said it is wrong"})
+    await conn.execute(memories.update().where(memories.c.id == row.id).values(**values))
+    await rows.log(conn, user, events)
+    if closing:
+        await graph_superseded.end_with(conn, user, [row.id], now)
     return rows.to_memory(await rows.fetch(conn, user, row.id))

@@ -251,6 +251,7 @@ class MemoryStore:
         user = self.check_user(user_id)
         checked = edit.check_verdict(verdict)
         async with self.db.transaction() as conn:
+            await self.db.lock_user(conn, user)  # it may close the fact: as every writer
             return await edit.feedback(conn, user, memory_id, checked)
 
     async def touch(self, counts: Mapping[str, Mapping[str, int]]) -> None:
