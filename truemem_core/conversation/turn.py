@@ -70,11 +70,14 @@ async def _inline_unless(long: bool, function: Callable[..., T], *args: Any) -> 
 
 def _chars(found: Context) -> int:
     """The characters ``_assemble`` may count: the texts that go into the context (the
-    recent messages were counted when they were recorded)."""
+    recent turns were counted when they were recorded; the messages the system prompt
+    holds instead, a greeting or an instruction, are counted there)."""
     return (len(found.message) + len(found.summary or "")
             + sum(len(hit.memory.text) for hit in found.memories)
             + sum(len(memory.text) for memory in (*found.explicit, *found.critical))
-            + sum(len(turn.content) for turn in found.recalled))
+            + sum(len(turn.content) for turn in found.recalled)
+            + sum(len(m.content) for m in found.recent_messages)
+            - sum(len(m.content) for m in found.turns))
 
 
 class _Timings(dict[str, float]):
