@@ -273,8 +273,10 @@ def test_cli_imports_a_json_array(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ('"Lives in Lisbon"\n{"text": "Has two kids"\n', "neither a JSON array nor JSON Lines"),
-    ('["Lives in Lisbon", ', "neither a JSON array nor JSON Lines"),
+    ('"Lives in Lisbon"\n{"text": "Has two kids"\n',
+     "facts.txt line 2, column 24 is not JSON: Expecting ',' delimiter"),
+    ('"Lives in Lisbon"\n\n\n{oops\n', "facts.txt line 4, column 2 is not JSON"),
+    ('["Lives in Lisbon", ', "facts.txt is not a JSON array"),
     ('"Lives in Lisbon"\n\n{"text": "Has two kids", "importance": 7}\n',
      "facts.txt line 3: importance must be"),
     ('["Lives in Lisbon", {"txt": "Has two kids"}]', "facts.txt item 1: a mapping needs 'text'"),

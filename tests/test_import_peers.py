@@ -83,8 +83,10 @@ def test_bad_exports_name_the_record() -> None:
     with pytest.raises(InvalidInputError, match="no user label at position 1"):
         parse("langmem", json.dumps([{"namespace": ["memories"], "key": "k",
                                       "value": {"content": "x"}}]), "f.json")
-    with pytest.raises(InvalidInputError, match="neither JSON"):
+    with pytest.raises(InvalidInputError, match=r"f\.json is not a JSON array"):
         parse("langmem", "[{not json", "f.json")
+    with pytest.raises(InvalidInputError, match=r"f\.jsonl line 3, column 2 is not JSON"):
+        parse("mem0", '{"id": "1", "memory": "x", "user_id": "a"}\n\n{oops\n', "f.jsonl")
 
 
 # ------------------------------------------------------------ the command, both backends

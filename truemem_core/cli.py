@@ -42,6 +42,7 @@ from truemem_core.errors import (
 )
 from truemem_core.graph import cli as graph_cli
 from truemem_core.importers import command as import_command
+from truemem_core.importers import formats as import_formats
 from truemem_core.records import Kind, Memory
 from truemem_core.storage.database import VERSION_TABLE, resolve_url, sqlite_path
 from truemem_core.storage.failures import is_outage
@@ -131,16 +132,14 @@ def _read_facts(file: str) -> tuple[list[Any], list[str]]:
         raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"{file} is not UTF-8 text ({exc.reason})") from exc
-    try:
-        if text.lstrip().startswith("["):
+    if text.lstrip().startswith("["):
+        try:
             facts = json.loads(text)
-            return facts, [f"{file} item {n}" for n in range(len(facts))]
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        where = [f"{file} line {n}" for n, _ in lines]
-        return [json.loads(line) for _, line in lines], where
-    except ValueError as exc:
-        raise InvalidInputError(
-            f"{file} is neither a JSON array nor JSON Lines ({exc})") from exc
+        except ValueError as exc:
+            raise InvalidInputError(f"{file} is not a JSON array ({exc})") from exc
+        return facts, [f"{file} item {n}" for n in range(len(facts))]
+    lines = import_formats.json_lines(text, file)
+    return [fact for _, fact in lines], [f"{file} line {n}" for n, _ in lines]
 
 
 def _import(args: argparse.Namespace, memory: TrueMem) -> None:

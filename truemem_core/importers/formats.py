@@ -38,7 +38,9 @@ def rows_of(text: str, name: str) -> list[Any]:
         if stripped.startswith(("[", "{")):
             try:
                 data = json.loads(stripped)
-            except ValueError:
+            except ValueError as exc:
+                if stripped.startswith("["):
+                    raise InvalidInputError(f"{name} is not a JSON array ({exc})") from exc
                 data = None  # JSON Lines: one object a line
             if isinstance(data, list):
                 return data
@@ -47,13 +49,30 @@ def rows_of(text: str, name: str) -> list[Any]:
                     if isinstance(data.get(field), list):
                         return list(data[field])
                 return [data]
-            return [json.loads(line) for line in stripped.splitlines() if line.strip()]
+            return [row for _, row in json_lines(text, name)]
         if csv.field_size_limit() < CSV_FIELD_CHARS:
             csv.field_size_limit(CSV_FIELD_CHARS)
         return list(csv.DictReader(io.StringIO(stripped)))
     except ValueError as exc:
         raise InvalidInputError(
             f"{name} is neither JSON, JSON Lines nor CSV with a header ({exc})") from exc
+
+
+def json_lines(text: str, name: str) -> list[tuple[int, Any]]:
+    """Each non-blank line of ``text`` parsed as JSON, with its line number; a line that
+    is not JSON is an ``InvalidInputError`` naming it (the parser's own "line 1" is the
+    line's)."""
+    parsed = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                parsed.append((number, json.loads(line)))
+            except ValueError as exc:
+                column = f", column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+                message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                raise InvalidInputError(
+                    f"{name} line {number}{column} is not JSON: {message}") from exc
+    return parsed
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:
