@@ -37,7 +37,7 @@ LAYERS: dict[str, int] = {
     "jobs": 8,
     "_users": 9,
     "_core": 10,
-    "_graph_client": 11, "_items_client": 11,
+    "_graph_client": 11, "_items_client": 11, "_sessions_client": 11,
     "_client": 12,
     "_demo": 13, "importers": 13,
     "cli": 14,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime
 
 import pytest
 from db_access import execute, rows
@@ -227,6 +228,32 @@ def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
     memory.clear_session("ana", "s1")
     assert memory.get_session("ana", "s1").recent == []
     assert any("tea" in m.text for m in memory.list_memories("ana"))
+
+
+def test_a_users_sessions_are_listed_latest_first_with_their_counts(memory: TrueMem) -> None:
+    """What an end user has said, conversation by conversation: to see it, then forget one."""
+    march, april = datetime(2024, 3, 8, 14, 30, tzinfo=UTC), datetime(2024, 4, 2, 9, 0, tzinfo=UTC)
+    memory.record_messages("ana", "trip", [("user", "Flying to Kyoto.", march),
+                                           ("assistant", "Book early.", march)])
+    memory.record_messages("ana", "work/2024", [("user", "Port 80 was blocked.", april)])
+    memory.record("ana", "today", "Hello", "Hi!")
+    memory.record("ben", "trip", "Not Ana's", "Right.")
+    listed = memory.list_sessions("ana")
+    assert [(i.session_id, i.messages) for i in listed] == [
+        ("today", 2), ("work/2024", 1), ("trip", 2)]
+    trip = listed[-1]
+    assert (trip.started_at, trip.last_at, trip.summary) == (march, march, None)
+    assert trip.to_dict()["started_at"] == march.isoformat()
+    assert [m.content for m in memory.get_session("ana", "trip", recent=1).recent] == [
+        "Book early."]
+    memory.clear_session("ana", "trip")
+    assert [i.session_id for i in memory.list_sessions("ana")] == ["today", "work/2024"]
+    assert memory.list_sessions("eve") == []
+    for bad in ({"recent": 0}, {"recent": "5"}):
+        with pytest.raises(InvalidInputError, match="recent must be a positive int"):
+            memory.get_session("ana", "today", **bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        memory.list_sessions("")
 
 
 def test_admission_control_rejects_vague_facts_and_records_why(store_url: str) -> None:

@@ -16,6 +16,7 @@ from truemem_core._bridge import LoopThread
 from truemem_core._core import Core
 from truemem_core._graph_client import _Graph
 from truemem_core._items_client import _StoreItems
+from truemem_core._sessions_client import _Sessions
 from truemem_core.embeddings import Embedder, TokenCounter
 from truemem_core.language import LLM
 from truemem_core.records import (
@@ -26,7 +27,6 @@ from truemem_core.records import (
     MemoryEvent,
     Recorded,
     ScoredMemory,
-    SessionState,
     Source,
     State,
 )
@@ -82,7 +82,7 @@ class _BulkMemory:
             batch_size=batch_size, progress=progress))
 
 
-class TrueMem(_BulkMemory, _Graph, _StoreItems):
+class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems):
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:
@@ -185,20 +185,6 @@ class TrueMem(_BulkMemory, _Graph, _StoreItems):
     ) -> list[int]:
         return await self._arun(
             self._core.conversation.record_messages(user_id, session_id, messages))
-
-    def get_session(self, user_id: str, session_id: str) -> SessionState:
-        """A session's running summary and recent messages (no retrieval)."""
-        return self._run(self._core.conversation.session(user_id, session_id))
-
-    async def aget_session(self, user_id: str, session_id: str) -> SessionState:
-        return await self._arun(self._core.conversation.session(user_id, session_id))
-
-    def clear_session(self, user_id: str, session_id: str) -> None:
-        """Delete a session's messages and summary; long-term memories stay."""
-        self._run(self._core.conversation.clear_session(user_id, session_id))
-
-    async def aclear_session(self, user_id: str, session_id: str) -> None:
-        await self._arun(self._core.conversation.clear_session(user_id, session_id))
 
     def drain(self, timeout: float = 30.0) -> None:
         """Block until the background work this instance queued is done."""

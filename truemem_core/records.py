@@ -122,6 +122,23 @@ class SessionState:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One of a user's sessions, as ``list_sessions`` lists it."""
+
+    session_id: str
+    messages: int
+    """How many messages it holds (summarised ones too)."""
+    started_at: datetime
+    last_at: datetime
+    """When its first and its latest message were said (the session's own times while
+    it holds none)."""
+    summary: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
 class RecalledTurn:
     """A past message of the user recalled into a context, explained as a search hit.
 

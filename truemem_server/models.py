@@ -22,6 +22,7 @@ from truemem_core import (
     RecalledTurn,
     Recorded,
     ScoredMemory,
+    SessionInfo,
     SessionState,
 )
 from truemem_core.records import Action, Feedback, Kind, Role, Source, State
@@ -236,6 +237,18 @@ class SessionOut(BaseModel):
             user_id=user_id, session_id=session_id, summary=state.summary,
             summarized_through=state.summarized_through,
             recent=[MessageOut.of(m) for m in state.recent])
+
+
+class SessionInfoOut(BaseModel):
+    session_id: str
+    messages: int = Field(description="how many messages it holds (summarised ones too)")
+    started_at: datetime
+    last_at: datetime = Field(description="when its latest message was said")
+    summary: str | None
+
+    @classmethod
+    def of(cls, info: SessionInfo) -> SessionInfoOut:
+        return cls.model_construct(**_fields(info, cls))
 
 
 class ErasedOut(BaseModel):

@@ -77,6 +77,15 @@ async def test_sessions_and_users(store_url: str) -> None:
         session = (await api.client.get(f"{ANA}/sessions/s1", headers=auth)).json()
         assert session["user_id"] == "ana"
         assert [m["role"] for m in session["recent"]] == ["user", "assistant"]
+        last = (await api.client.get(f"{ANA}/sessions/s1?recent=1", headers=auth)).json()
+        assert [m["role"] for m in last["recent"]] == ["assistant"]
+        listed = (await api.client.get(f"{ANA}/sessions", headers=auth)).json()
+        assert [(s["session_id"], s["messages"]) for s in listed] == [("s1", 2)]
+        assert listed[0]["last_at"] == session["recent"][-1]["created_at"]
+        other = await api.key("globex")  # the same user id in another tenant: nothing
+        assert (await api.client.get(f"{ANA}/sessions", headers=other)).json() == []
+        bad = await api.client.get(f"{ANA}/sessions/s1?recent=0", headers=auth)
+        assert bad.status_code == 422
 
         export = (await api.client.get(f"{ANA}/export", headers=auth)).json()
         assert export["user_id"] == "ana"

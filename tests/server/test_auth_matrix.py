@@ -51,6 +51,7 @@ ROUTES = [
     Route("GET", "/v1/users/ana/export", None, False, 200),
     Route("POST", "/v1/users/ana/import", EXPORT, True, 201),
     Route("DELETE", "/v1/users/ana", None, True, 200),
+    Route("GET", "/v1/users/ana/sessions", None, False, 200),
     Route("GET", "/v1/users/ana/sessions/s1", None, False, 200),
     Route("DELETE", "/v1/users/ana/sessions/s1", None, True, 204),
 ]

@@ -186,3 +186,48 @@ async def test_archived_memories_show_what_superseded_them(api: Api) -> None:
     everything = await client.get("/ui/users/ana", params={"archived": "true"})
     assert "Lives in Porto" in everything.text and "archived" in everything.text
     assert f'href="/ui/users/ana/memories/{newer.id}">superseded</a>' in everything.text
+
+
+async def test_conversations_are_shown_escaped_kept_to_their_user_and_forgotten_on_request(
+    api: Api
+) -> None:
+    hostile = '<script>alert("x")</script>'
+    await api.memory.arecord("acme/ana", "trip/2024 <b>", f"I said {hostile}", "Noted.")
+    await api.memory.arecord("beta/ana", "trip/2024 <b>", "Another tenant's Ana", "Hi.")
+    await api.memory.aadd_memory("acme/ana", "Lives in Porto")
+    client = await signed_in(api)
+    listed = await client.get("/ui/users/ana/sessions")
+    assert listed.status_code == 200
+    assert "trip/2024 &lt;b&gt;" in listed.text and "<b>" not in listed.text
+    assert "/ui/users/ana/conversation?id=trip%2F2024%20%3Cb%3E" in listed.text
+    shown = await client.get("/ui/users/ana/conversation", params={"id": "trip/2024 <b>"})
+    assert shown.status_code == 200
+    assert "&lt;script&gt;" in shown.text and "<script>" not in shown.text
+    assert "Another tenant" not in shown.text and "Forget this conversation" in shown.text
+    elsewhere = await client.post("/ui/users/ana/conversation/forget",
+                                  data={"id": "trip/2024 <b>"},
+                                  headers={"Origin": "http://evil.test"})
+    assert elsewhere.status_code == 403
+
+    reader = await signed_in(api, read_only=True)  # the same client, another key's cookie
+    looked = await reader.get("/ui/users/ana/conversation", params={"id": "trip/2024 <b>"})
+    assert looked.status_code == 200 and "Forget this conversation" not in looked.text
+    confirm = await reader.get("/ui/users/ana/conversation/forget",
+                               params={"id": "trip/2024 <b>"})
+    refused = await reader.post("/ui/users/ana/conversation/forget",
+                                data={"id": "trip/2024 <b>"}, headers=ORIGIN)
+    assert (confirm.status_code, refused.status_code) == (403, 403)
+    bob = await signed_in(api, user="bob")
+    assert (await bob.get("/ui/users/ana/sessions")).status_code == 403
+    assert len(await api.memory.alist_sessions("acme/ana")) == 1
+
+    client = await signed_in(api)
+    forgotten = await client.post("/ui/users/ana/conversation/forget",
+                                  data={"id": "trip/2024 <b>"}, headers=ORIGIN)
+    assert (forgotten.status_code, forgotten.headers["location"]) == (
+        303, "/ui/users/ana/sessions?done=forgotten")
+    assert await api.memory.alist_sessions("acme/ana") == []
+    assert len(await api.memory.alist_sessions("beta/ana")) == 1  # another tenant's stays
+    assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Lives in Porto"]
+    missing = await client.get("/ui/users/ana/conversation")
+    assert missing.status_code == 422 and "Traceback" not in missing.text

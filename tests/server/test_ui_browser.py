@@ -202,6 +202,31 @@ def test_edit_read_the_history_and_delete(page: Page, site: Site, shots: Path) -
     assert "Santa Maria" not in str(site.memory.export_user("acme/ana"))
 
 
+def test_read_a_conversation_and_forget_it(page: Page, site: Site, shots: Path) -> None:
+    """What the user said, as they said it, and the conversation forgotten on request:
+    its messages go, the memories extracted from it stay."""
+    sign_in(page, site, "acme")
+    page.goto(f"{site.url}/users/ana")
+    page.get_by_role("link", name="Conversations").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Conversations")
+    row = page.locator("table.sessions tbody tr")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("2")
+    row.get_by_role("link", name="s1").click()
+    messages = page.locator("table.messages tbody tr")
+    expect(messages).to_have_count(2)
+    expect(messages.first).to_contain_text("I moved to Lisbon last month.")
+    expect(messages.last).to_contain_text("Welcome to Lisbon! Noted.")
+    page.screenshot(path=shots / "inspector-conversation.png", full_page=True)
+    page.get_by_role("link", name="Forget this conversation…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Forget this conversation?")
+    page.get_by_role("button", name="Forget the conversation").click()
+    expect(page.get_by_role("status")).to_have_text("Conversation forgotten.")
+    expect(page.locator("table.sessions")).to_have_count(0)
+    assert site.memory.list_sessions("acme/ana") == []
+    assert any("Lisbon" in m.text for m in site.memory.list_memories("acme/ana"))
+
+
 def test_erase_needs_the_typed_user_id(page: Page, site: Site, shots: Path) -> None:
     sign_in(page, site, "acme")
     page.goto(f"{site.url}/users/ana")

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, select, union
+from sqlalchemy import bindparam, func, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_id, check_text, optional_int, parse_time
 from truemem_core.errors import InvalidInputError
-from truemem_core.records import ROLES, Message, SessionState
+from truemem_core.records import ROLES, Message, SessionInfo, SessionState
 from truemem_core.settings import Settings
 from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import messages, sessions, utcnow
@@ -57,6 +57,24 @@ _RECENT = (
     .order_by(messages.c.id.desc())
     .limit(bindparam("recent")))
 _SUMMARY = select(sessions.c.summary, sessions.c.summarized_through).where(*_OF_SESSION)
+
+
+async def listed(conn: AsyncConnection, user_id: str) -> list[SessionInfo]:
+    """The user's sessions, the one with the latest message first."""
+    counted = (select(messages.c.session_id, func.count().label("messages"),
+                      func.min(messages.c.created_at).label("started_at"),
+                      func.max(messages.c.created_at).label("last_at"))
+               .where(messages.c.user_id == user_id)
+               .group_by(messages.c.session_id).subquery())
+    found = await conn.execute(
+        select(sessions.c.session_id, sessions.c.summary, sessions.c.created_at,
+               sessions.c.updated_at, counted.c.messages, counted.c.started_at,
+               counted.c.last_at)
+        .outerjoin(counted, counted.c.session_id == sessions.c.session_id)
+        .where(sessions.c.user_id == user_id))
+    listed = [SessionInfo(row.session_id, row.messages or 0, row.started_at or row.created_at,
+                          row.last_at or row.updated_at, row.summary) for row in found]
+    return sorted(listed, key=lambda info: (info.last_at, info.session_id), reverse=True)
 
 
 async def to_fold(

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from truemem_core._validation import check_id, check_instant, check_text
+from truemem_core._validation import check_id, check_instant, check_k, check_text
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
@@ -34,6 +34,7 @@ from truemem_core.records import (
     RecalledTurn,
     Recorded,
     ScoredMemory,
+    SessionInfo,
     SessionState,
 )
 from truemem_core.search.recall import recall
@@ -183,9 +184,9 @@ class Conversation:
             return (await sessions.state(conn, user, session, self.settings.recent_messages),
                     await reads.critical(conn, user, self.settings.critical_limit))
 
-    async def _load_session(self, user: str, session: str) -> SessionState:
+    async def _load_session(self, user: str, session: str, recent: int) -> SessionState:
         async with self.db.transaction(readonly=True) as conn:
-            return await sessions.state(conn, user, session, self.settings.recent_messages)
+            return await sessions.state(conn, user, session, recent)
 
     async def _store_explicit(self, user: str, text: str) -> list[Memory]:
         # A long message is read in a thread: it never holds up other users' calls.
@@ -302,10 +303,18 @@ class Conversation:
 
     # -- sessions ---------------------------------------------------------------
 
-    async def session(self, user_id: Any, session_id: Any) -> SessionState:
-        """The running summary and the recent messages of a session."""
+    async def session(self, user_id: Any, session_id: Any, recent: Any = None) -> SessionState:
+        """The running summary and the last ``recent`` messages of a session (by default
+        the ``recent_messages`` a context serves)."""
         user, session = self._check(user_id, session_id)
-        return await self._load_session(user, session)
+        return await self._load_session(user, session, self.settings.recent_messages
+                                        if recent is None else check_k(recent, "recent"))
+
+    async def sessions(self, user_id: Any) -> list[SessionInfo]:
+        """The user's sessions, the one with the latest message first."""
+        user = self.memories.check_user(user_id)
+        async with self.db.autocommit() as conn:
+            return await sessions.listed(conn, user)
 
     async def clear_session(self, user_id: Any, session_id: Any) -> None:
         """Forget a session's messages and summary (long-term memories stay)."""

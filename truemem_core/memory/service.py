@@ -248,8 +248,7 @@ class MemoryStore:
             await edit.delete(conn, user, memory_id)
 
     async def feedback(self, user_id: Any, memory_id: Any, verdict: Any) -> Memory:
-        user = self.check_user(user_id)
-        checked = edit.check_verdict(verdict)
+        user, checked = self.check_user(user_id), edit.check_verdict(verdict)
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)  # it may close the fact: as every writer
             return await edit.feedback(conn, user, memory_id, checked)

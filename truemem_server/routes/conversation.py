@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
 
 from truemem_server.auth import Writer, shown_user, stored_user
 from truemem_server.errors import documented
-from truemem_server.models import ContextOut, ContextRequest, RecordedOut, RecordRequest, SessionOut
+from truemem_server.models import (
+    ContextOut,
+    ContextRequest,
+    RecordedOut,
+    RecordRequest,
+    SessionInfoOut,
+    SessionOut,
+)
 from truemem_server.routes.deps import Memory, ReadUser, WriteUser
 
 router = APIRouter(tags=["conversation"],
@@ -31,10 +40,23 @@ async def record(body: RecordRequest, principal: Writer, memory: Memory) -> Reco
         user, body.session_id, body.user_message, body.assistant_message))
 
 
+@router.get("/users/{user_id}/sessions", response_model=list[SessionInfoOut],
+            summary="A user's sessions")
+async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
+    """Each session's id, message count, first and latest message times and summary,
+    the one with the latest message first."""
+    return [SessionInfoOut.of(info) for info in await memory.alist_sessions(user)]
+
+
 @router.get("/users/{user_id}/sessions/{session_id:path}", response_model=SessionOut,
             summary="A session's summary and recent messages")
-async def get_session(user: ReadUser, session_id: str, memory: Memory) -> SessionOut:
-    state = await memory.aget_session(user, session_id)
+async def get_session(
+    user: ReadUser, session_id: str, memory: Memory,
+    recent: Annotated[int | None, Query(ge=1, le=100_000, description=(
+        "how many of its latest messages (default: the recent_messages a context serves)"
+    ))] = None,
+) -> SessionOut:
+    state = await memory.aget_session(user, session_id, recent=recent)
     return SessionOut.of(shown_user(user), session_id, state)
 
 

@@ -1,4 +1,5 @@
-"""The inspector's pages: sign in, pick a user, their memories, search, one memory, erase.
+"""The inspector's pages: sign in, pick a user, their memories, search, one memory, their
+conversations, erase.
 
 Every page reads the key from the cookie (``access``); every form also passes the
 same-origin check, and a write needs a key that is not read-only. Pages go through
@@ -32,7 +33,9 @@ from truemem_server.ui.users import tenant_users
 
 router = APIRouter(route_class=UiRoute, include_in_schema=False)
 NOTICES = {"saved": "Saved.", "deleted": "Memory deleted.", "erased": "User erased.",
-           "signed-out": "Signed out."}
+           "signed-out": "Signed out.", "forgotten": "Conversation forgotten."}
+SHOWN_MESSAGES = 500  # a conversation page shows its latest messages; the export has all
+SessionId = Annotated[str, Query(min_length=1, max_length=255)]
 Text = Annotated[str, Form(min_length=1, max_length=20_000)]
 Importance = Annotated[int, Form(ge=1, le=5)]
 SameOrigin = Annotated[None, Depends(same_origin)]
@@ -140,6 +143,39 @@ async def delete_memory(request: Request, user: str, memory_id: str, principal: 
                         memory: Memory) -> Response:
     await memory.adelete_memory(storage_id(principal, user), memory_id)
     return see(f"{user_url(request, user)}?done=deleted")
+
+
+@router.get("/users/{user}/sessions")
+async def sessions_page(request: Request, user: str, principal: Viewer, memory: Memory,
+                        done: str = "") -> Response:
+    listed = await memory.alist_sessions(storage_id(principal, user))
+    return page(request, "sessions.html", user=user, sessions=listed, notice=NOTICES.get(done))
+
+
+@router.get("/users/{user}/conversation")
+async def conversation_page(request: Request, user: str, principal: Viewer, memory: Memory,
+                            id: SessionId) -> Response:
+    # The session id is a query parameter: ids may hold "/", which a path segment may not.
+    stored = storage_id(principal, user)
+    state = await memory.aget_session(stored, id, recent=SHOWN_MESSAGES)
+    total = next((i.messages for i in await memory.alist_sessions(stored)
+                  if i.session_id == id), 0)
+    return page(request, "conversation.html", user=user, session_id=id, state=state,
+                total=total)
+
+
+@router.get("/users/{user}/conversation/forget")
+async def confirm_forget(request: Request, user: str, principal: Changer,
+                         id: SessionId) -> Response:
+    storage_id(principal, user)
+    return page(request, "forget.html", user=user, session_id=id)
+
+
+@router.post("/users/{user}/conversation/forget")
+async def forget_conversation(request: Request, user: str, principal: Editor, memory: Memory,
+                              id: Annotated[str, Form(min_length=1, max_length=255)]) -> Response:
+    await memory.aclear_session(storage_id(principal, user), id)
+    return see(f"{user_url(request, user)}/sessions?done=forgotten")
 
 
 @router.get("/users/{user}/export")

@@ -1,0 +1,41 @@
+"""``TrueMem``'s sessions as they are stored (a base class, so that ``TrueMem`` stays
+readable): list them, read one, forget one. Every method is sync with an ``a``-prefixed
+async twin, each a one-line delegation to ``Conversation`` (``conversation/turn.py``)."""
+
+from __future__ import annotations
+
+from truemem_core._bridge import LoopThread
+from truemem_core._core import Core
+from truemem_core.records import SessionInfo, SessionState
+
+
+class _Sessions:
+    _loop: LoopThread
+    _core: Core
+
+    def get_session(
+        self, user_id: str, session_id: str, *, recent: int | None = None
+    ) -> SessionState:
+        """A session's running summary and its last ``recent`` messages (by default the
+        ``recent_messages`` a context serves; no retrieval)."""
+        return self._loop.run(self._core.conversation.session(user_id, session_id, recent))
+
+    async def aget_session(
+        self, user_id: str, session_id: str, *, recent: int | None = None
+    ) -> SessionState:
+        return await self._loop.arun(self._core.conversation.session(user_id, session_id, recent))
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        """The user's sessions (id, message count, first and latest message times,
+        summary), the one with the latest message first."""
+        return self._loop.run(self._core.conversation.sessions(user_id))
+
+    async def alist_sessions(self, user_id: str) -> list[SessionInfo]:
+        return await self._loop.arun(self._core.conversation.sessions(user_id))
+
+    def clear_session(self, user_id: str, session_id: str) -> None:
+        """Delete a session's messages and summary; long-term memories stay."""
+        self._loop.run(self._core.conversation.clear_session(user_id, session_id))
+
+    async def aclear_session(self, user_id: str, session_id: str) -> None:
+        await self._loop.arun(self._core.conversation.clear_session(user_id, session_id))
