@@ -454,12 +454,42 @@ def test_a_fact_called_wrong_is_closed_whatever_its_importance(memory: TrueMem) 
     assert memory.get_memory("ana", allergy.id).state == "archived"
     again = memory.add_memory("ana", "Is allergic to peanuts", importance=5)
     assert (again.id, again.state, again.valid_to) == (allergy.id, "active", None)
+    assert memory.history("ana", allergy.id)[-1].reason == (
+        "restated after it was closed: current again")
     assert allergy.id in {m.id for m in memory.get_context("ana", "s", "Peanuts?").critical}
     # "wrong" again: a closed fact keeps the instant it was closed
     until = memory.feedback("ana", cats.id, "wrong").valid_to
     assert until is not None and memory.feedback("ana", cats.id, "wrong").valid_to == until
     assert [e.action for e in memory.history("ana", cats.id)][-3:] == [
         "feedback", "lifecycle", "feedback"]
+
+
+@pytest.mark.parametrize("how", ["add_memory", "add_memories", "update_memory"])
+def test_a_fact_called_wrong_then_restated_or_corrected_is_current_and_stays(
+    memory: TrueMem, how: str
+) -> None:
+    """The verdict was on the fact as it stood: restated or corrected, it is current
+    again and its "wrong" no longer counts (maintenance would demote it at once)."""
+    coffee = memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
+    memory.feedback("ana", coffee.id, "wrong")
+    if how == "add_memory":
+        memory.add_memory("ana", "Drinks coffee without sugar", importance=1)
+    elif how == "add_memories":
+        memory.add_memories("ana", ["Plays tennis on Sundays", "Drinks coffee without sugar"])
+    else:
+        memory.update_memory("ana", coffee.id, text="Drinks coffee with one sugar")
+    now = memory.get_memory("ana", coffee.id)
+    assert (now.state, now.valid_to) == ("active", None)
+    assert memory.maintain("ana") == {}
+    assert coffee.id in {h.memory.id for h in memory.search("ana", "coffee sugar")}
+
+
+def test_editing_a_superseded_fact_leaves_it_closed(memory: TrueMem) -> None:
+    madrid = memory.add_memory("ana", "Lives in Madrid")
+    memory.add_memory("ana", "Lives in Berlin")
+    edited = memory.update_memory("ana", madrid.id, text="Lived in Madrid until 2024")
+    assert (edited.state, edited.valid_to is not None) == ("archived", True)
+    assert edited.superseded_by is not None
 
 
 def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:

@@ -8,6 +8,7 @@ holds the facts learned while talking to model A.
 from __future__ import annotations
 
 from fake_models import CapturingChatModel, CapturingLLM
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable
@@ -138,3 +139,26 @@ def test_a_window_cut_mid_exchange_starts_with_the_user(store_url: str) -> None:
         assert "- assistant: answer 0" in context.to_system_prompt()
         counter = TiktokenCounter(memory.settings.token_encoding)
         assert context.tokens == sum(counter.count(m["content"]) for m in context.to_messages())
+
+
+def test_a_caller_keeping_its_own_history_is_not_sent_a_turn_twice(store_url: str) -> None:
+    """The window moved an assistant turn into the system prompt; a caller that sends its
+    own history gets neither TrueMem's turns nor that part of the prompt."""
+    with TrueMem(store_url, settings=Settings(recent_messages=3)) as memory:
+        model = CapturingChatModel(replies=["Answer one.", "Answer two.", "Answer three."])
+        chat = with_truemem(model, memory, user_id="ana", session_id="s")
+        history: list[BaseMessage] = []
+        for question in ("Question one?", "Question two?", "Question three?"):
+            history.append(HumanMessage(question))
+            history.append(chat.invoke(history))
+        sent = model.prompts[-1]
+        assert "Earlier in this conversation" not in str(sent[0].text)
+        assert [str(m.text) for m in sent[1:]] == [
+            "Question one?", "Answer one.", "Question two?", "Answer two.", "Question three?"]
+        fresh = CapturingChatModel(replies=["Hello again."])  # no history of its own
+        with_truemem(fresh, memory, user_id="ana", session_id="s").invoke("And now?")
+        assert "- assistant: Answer one." not in str(fresh.prompts[-1][0].text)
+        assert "Earlier in this conversation:\n- assistant: Answer two." in str(
+            fresh.prompts[-1][0].text)
+        _strict_roles([{"system": "system", "human": "user"}.get(m.type, m.type)
+                       for m in fresh.prompts[-1]])

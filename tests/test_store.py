@@ -132,12 +132,19 @@ def test_a_database_refusing_the_url_says_what_to_fix(
     admin = services.libpq_url(_postgres_admin_url)
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        conn.execute(f'CREATE ROLE "{role}_out" NOLOGIN')
         conn.execute(f'CREATE DATABASE "{name}" OWNER "{role}"')
+        conn.execute(f'CREATE DATABASE "{name}_shut" ALLOW_CONNECTIONS false')
+        conn.execute(f'CREATE DATABASE "{name}_priv"')
+        conn.execute(f'REVOKE CONNECT ON DATABASE "{name}_priv" FROM PUBLIC')
     try:
         cases = {
             url.set(database="truemem_no_such_database"): "the URL names does not exist",
             url.set(username="truemem_no_such_role"): "refused the user name or password",
             url.set(database=name, username=role): "CREATE EXTENSION vector",
+            url.set(username=f"{role}_out"): "a role that may not log in",
+            url.set(database=f"{name}_shut"): "accepts no connections now",
+            url.set(database=f"{name}_priv", username=role): "needs the CONNECT privilege",
         }
         for wrong, says in cases.items():
             with TrueMem(wrong.render_as_string(hide_password=False), preload=False) as memory, \
@@ -145,9 +152,11 @@ def test_a_database_refusing_the_url_says_what_to_fix(
                 memory.add_memory("ana", "Lives in Lisbon")
             assert "truemem_" not in str(caught.value)
     finally:
-        services.drop_database(_postgres_admin_url, name)
+        for database in (name, f"{name}_shut", f"{name}_priv"):
+            services.drop_database(_postgres_admin_url, database)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+            conn.execute(f'DROP ROLE IF EXISTS "{role}_out"')
 
 
 def test_settings_from_environment() -> None:

@@ -98,6 +98,15 @@ def test_worker_gives_up_when_redis_is_unreachable(tmp_path: Path) -> None:
     assert not database.exists()  # the store is opened only once Redis answers
 
 
+def test_a_redis_password_in_the_query_is_never_shown(tmp_path: Path) -> None:
+    port = services.free_port()
+    nowhere = f"redis://127.0.0.1:{port}/0?password=QuerySecret1"
+    with worker(tmp_path / "w.db", nowhere, "--give-up-after", "1") as running:
+        assert running.finish() == 2
+    assert "QuerySecret1" not in running.output
+    assert f"redis://127.0.0.1:{port}/0?password=*** unreachable" in running.output
+
+
 def test_worker_gives_up_after_the_environment_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +183,17 @@ def test_worker_gives_up_on_a_database_that_never_answers(
     assert "giving up" in lines[-1]
     assert all("retrying in" in line for line in lines[:-1]) and len(lines) <= 4, lines
     assert "Traceback" not in running.output
+
+
+def test_a_store_file_that_cannot_be_opened_is_an_error_at_once(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """A file has no server to wait for: no back-off, the error and status 2."""
+    (tmp_path / "store.db").mkdir()
+    with worker(tmp_path / "store.db", redis_url, "--give-up-after", "60") as running:
+        assert running.finish() == 2
+    [line] = running.output.splitlines()
+    assert line.startswith("truemem: error: ") and "retrying" not in running.output
 
 
 def _descendants(pid: int) -> list[psutil.Process]:

@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import os
+import re
 import select
 import signal
 import socket
@@ -262,8 +263,13 @@ class WorkerConfig:
     pool_parent: int | None
 
 
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def _safe_url(url: str) -> str:
-    """The URL without its password, for messages and logs."""
+    """The URL without its password (``user:password@`` or ``?password=``), for messages
+    and logs."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
     try:
         parts = urlsplit(url)
         if parts.password is None:
@@ -409,10 +415,11 @@ def wait_out(
         waited = time.monotonic() - started
         if waited >= give_up_after:
             raise error(f"{what} unreachable for {waited:.0f}s ({reason}); giving up "
-                        f"(the limit is --give-up-after {give_up_after:g})")
+                        f"(the limit is {give_up_after:g}s: --give-up-after or ${GIVE_UP_ENV})")
         pause = min(delay, give_up_after - waited)
-        log.warning("%s is unreachable (%s); retrying in %.1fs, giving up after %gs",
-                    what, reason, pause, give_up_after)
+        log.warning("%s is unreachable (%s); retrying in %.1fs, %s", what, reason, pause,
+                    "never giving up" if math.isinf(give_up_after)
+                    else f"giving up after {give_up_after:g}s")
         signals.sleep(pause)
         delay = min(delay * 2, MAX_RETRY_S)
     if delay > FIRST_RETRY_S:
@@ -509,8 +516,8 @@ def _store_problem(memory: TrueMem) -> str | None:
     try:
         memory.list_memories(PROBE_USER)
     except StorageError as exc:
-        if not is_outage(exc):
-            raise
+        if not is_outage(exc) or memory.database_url.startswith("sqlite"):
+            raise  # a file that cannot be opened has no server to wait for
         return "no connection"
     return None
 

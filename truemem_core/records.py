@@ -237,7 +237,10 @@ class Context:
             by_id.setdefault(memory.id, memory)
         return list(by_id.values())
 
-    def to_system_prompt(self) -> str:
+    def to_system_prompt(self, *, window: bool = True) -> str:
+        """The preamble, the facts, the recalled turns and the summary; then what the
+        recent window holds that goes no later than here (see ``turns``). ``window=False``
+        leaves that out, for a caller that sends its own history instead of ``turns``."""
         parts = [_PREAMBLE]
         if self.facts:
             parts.append("What you remember about the user:\n" + "\n".join(
@@ -247,7 +250,7 @@ class Context:
                 turn_line(t) for t in in_conversation_order(self.recalled)))
         if self.summary:
             parts.append(f"Summary of the earlier conversation:\n{self.summary}")
-        before, instructions, _ = _window(self.recent_messages)
+        before, instructions, _ = _window(self.recent_messages) if window else ([], [], [])
         if before:
             parts.append("Earlier in this conversation:\n" + "\n".join(
                 f"- {m.role}: {m.content}" for m in before))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -14,9 +15,9 @@ import services
 from fault_tools import assert_clean_message, exported_messages, job_statuses, worker_process
 from sqlalchemy.engine import make_url
 
-from truemem_core import StorageError, TrueMem
+from truemem_core import Settings, StorageError, TrueMem
 from truemem_core.jobs import dispatcher
-from truemem_core.storage import dialects
+from truemem_core.storage import database, dialects, outbox
 
 PHASES = ("before", "during", "after")  # the outage
 
@@ -45,7 +46,7 @@ def test_redis_stopped_and_restarted_mid_stream_loses_nothing(
     assert {text: stored[("s", text)] for text in said} == dict.fromkeys(said, 1)
 
 
-class HungRedis:
+class HungServer:
     """A server on loopback that takes connections and reads them, never answering; it
     counts the connections their client gave up on (redis-py's socket timeout)."""
 
@@ -74,7 +75,7 @@ def test_a_hung_broker_holds_up_no_call(memory: TrueMem, monkeypatch: pytest.Mon
     other calls go on while the send hangs, and closing does not wait for it."""
     monkeypatch.setattr(dispatcher, "STOP_TIMEOUT_S", 0.5)  # the hung send is abandoned
     memory.add_memory("bob", "Lives in Lyon")
-    hung = HungRedis()
+    hung = HungServer()
     with hung.server, TrueMem(memory.database_url, redis_url=hung.url) as producer:
         recorded = producer.record("ana", "s", "I live in Porto.", "Nice.")
         assert [m.text for m in producer.list_memories("bob")] == ["Lives in Lyon"]
@@ -110,7 +111,10 @@ def test_a_database_that_is_down_gives_storage_error_in_words(
                      lambda: down.list_memories("ana")):
             with pytest.raises(StorageError) as caught:
                 call()
-            assert "unreachable" in str(caught.value)
+            # a server that is not there may come back; a file that cannot be opened
+            # is for the operator to fix
+            said = "unreachable" if backend == "postgres" else "file cannot be opened"
+            assert said in str(caught.value)
             assert caught.value.__cause__ is not None  # the driver's error, for the logs
             assert_clean_message(caught.value, secrets=[
                 "hunter2-secret", "Porto", "Where do I live", str(tmp_path), "truemem.db"])
@@ -201,3 +205,55 @@ def test_a_busy_pool_does_not_test_its_connections(
         memory.get_context("ana", "s", f"Where do I live? {n}")
         memory.record("ana", "s", f"Where do I live? {n}", "In Porto.")
     assert pings == []
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_a_server_that_never_answers_is_an_outage_not_a_hang(
+    memory: TrueMem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL that takes connections and never answers (frozen, a half-open path)
+    fails a call after the connect timeout, in words, instead of holding it for ever; a
+    URL's own connect_timeout wins over the default."""
+    hung = HungServer()
+    port = hung.server.getsockname()[1]
+    url = make_url(memory.database_url).set(
+        host="127.0.0.1", port=port, query={}).render_as_string(hide_password=False)
+    monkeypatch.setattr(database, "CONNECT_TIMEOUT_S", 1)
+    for store_url, patience in ((url, 1), (f"{url}?connect_timeout=2", 2)):
+        with TrueMem(store_url, preload=False) as down:
+            began = time.monotonic()
+            with pytest.raises(StorageError, match="unreachable"):
+                down.list_memories("ana")
+            waited = time.monotonic() - began
+        assert patience <= waited < patience + 5, (store_url, waited)
+    hung.server.close()
+
+
+async def test_a_sweep_that_finds_the_database_unreachable_logs_one_line(
+    tmp_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each sweep during an outage says so in one line (it logged a traceback of ~140
+    lines every sweep interval); any other failure keeps its traceback."""
+    failures = [StorageError("database error: the database is unreachable or the "
+                             "connection was lost"),
+                StorageError("database error: the database rejected a statement")]
+
+    async def pending(*args: object, **kwargs: object) -> list[object]:
+        raise failures[0] if len(failures) > 1 else failures[-1]
+
+    monkeypatch.setattr(outbox, "pending", pending)
+    async with TrueMem(tmp_url, settings=Settings(sweep_interval_s=0.05)) as memory:
+        with caplog.at_level("WARNING", logger="truemem.jobs"):
+            memory._core.jobs.queue()  # starts the in-process worker and its sweep
+            deadline = time.monotonic() + 30
+            while len(caplog.records) < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            failures.pop(0)
+            count = len(caplog.records)
+            while len(caplog.records) == count and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+    outage = [r for r in caplog.records if "unreachable" in r.getMessage()]
+    assert outage and all(r.exc_info is None for r in outage)
+    assert outage[0].getMessage().startswith("sweeping pending jobs failed: database error")
+    other = [r for r in caplog.records if "unreachable" not in r.getMessage()]
+    assert other and other[0].exc_info is not None  # not an outage: the traceback stays

@@ -46,6 +46,25 @@ def test_as_of_and_valid_at_on_memories(memory: TrueMem) -> None:
         assert read(as_of=APR, valid_at=FEB) == set()  # by April Acme was superseded
 
 
+def test_a_fact_closed_since_is_seen_at_an_instant_it_held(memory: TrueMem) -> None:
+    """Superseded, or called wrong: archived today, yet true (and recorded) before."""
+    madrid = memory.add_memory("ana", "Lives in Madrid")
+    cats = memory.add_memory("ana", "Has three cats")
+    _set(memory, madrid.id, created_at=JAN, valid_from=JAN)
+    _set(memory, cats.id, created_at=JAN, valid_from=JAN)
+    memory.add_memory("ana", "Lives in Berlin")  # supersedes Madrid, now
+    memory.feedback("ana", cats.id, "wrong")
+    assert {m.state for m in memory.list_memories("ana", include_archived=True)
+            if m.id in (madrid.id, cats.id)} == {"archived"}
+    for when in ({"as_of": FEB}, {"valid_at": FEB}):
+        assert {m.text for m in memory.list_memories("ana", **when)} == {
+            "Lives in Madrid", "Has three cats"}
+        assert {h.memory.text for h in memory.search("ana", "Madrid cats", **when)} == {
+            "Lives in Madrid", "Has three cats"}
+        assert memory.search("ana", "Madrid cats", state="active", **when) == []
+    assert {m.text for m in memory.list_memories("ana")} == {"Lives in Berlin"}
+
+
 def test_naive_instants_are_refused(memory: TrueMem) -> None:
     with pytest.raises(InvalidInputError, match="timezone"):
         memory.list_memories("ana", as_of=datetime(2026, 1, 1))

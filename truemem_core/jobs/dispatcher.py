@@ -183,6 +183,11 @@ class Dispatcher:
                 if not self._first_sweep.is_set():
                     self._mine.update(job.key for job in stale)  # left over: drain() waits too
                 self._send([job.key for job in stale])
+            except StorageError as exc:
+                if not is_outage(exc):
+                    log.exception("sweeping pending jobs failed")
+                else:  # an outage: one line a sweep, as for jobs, not a traceback
+                    log.warning("sweeping pending jobs failed: %s (the next sweep retries)", exc)
             except Exception:  # a sweep must never die; the next one retries
                 log.exception("sweeping pending jobs failed")
             self._first_sweep.set()

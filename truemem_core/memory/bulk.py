@@ -76,6 +76,7 @@ class _Row:
     updated_at: datetime
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    feedback: int = 0
     # never read, only written (a stored row's stay as they are unless set here)
     valid_from: datetime | None = None
     invalidated_at: datetime | None = None

@@ -17,6 +17,7 @@ from truemem_core.graph import erasure as graph_erasure
 from truemem_core.graph import superseded as graph_superseded
 from truemem_core.memory import items, rows
 from truemem_core.memory.lifecycle import FEEDBACK
+from truemem_core.memory.write import reopen_values
 from truemem_core.records import Feedback, Memory
 from truemem_core.storage.schema import memories, memory_events, utcnow
 
@@ -27,19 +28,27 @@ async def update(
 ) -> Memory:
     """Change a memory's text (with its new ``vector``) and/or importance."""
     old = await rows.fetch(conn, user, memory_id)
-    values: dict[str, Any] = {"updated_at": utcnow()}
+    now = utcnow()
+    values: dict[str, Any] = {"updated_at": now}
+    events: list[dict[str, Any]] = [{
+        "memory_id": old.id, "action": "updated", "reason": "edited",
+        "old_text": old.text, "new_text": text or old.text,
+        "old_importance": old.importance, "new_importance": importance or old.importance,
+    }]
     if text is not None:
         # the message said the old text: it no longer stands for this one in a context,
         # nor this for it (the history keeps where the fact first came from)
         values.update(text=text, embedding=vector, source_message_id=None)
+        if old.valid_to is not None and old.superseded_by is None:
+            # closed as wrong, now corrected: current again (a superseded fact stays
+            # closed, whatever its wording)
+            values.update(reopen_values(old, now))
+            events.append({"memory_id": old.id, "action": "lifecycle",
+                           "reason": "current again: corrected by the user"})
     if importance is not None:
         values["importance"] = importance
     await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
-    await rows.log(conn, user, [{
-        "memory_id": old.id, "action": "updated", "reason": "edited",
-        "old_text": old.text, "new_text": text or old.text,
-        "old_importance": old.importance, "new_importance": importance or old.importance,
-    }])
+    await rows.log(conn, user, events)
     return rows.to_memory(await rows.fetch(conn, user, old.id))
 
 

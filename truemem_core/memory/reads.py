@@ -42,10 +42,10 @@ async def list_all(
     as_of: datetime | None = None, valid_at: datetime | None = None,
 ) -> list[Memory]:
     """The user's memories, most important first, oldest first within a rank (``as_of``,
-    ``valid_at``: as ``search.channels.time_travel`` says)."""
+    ``valid_at``: as ``search.channels.time_travel`` says, whatever their state today)."""
     stmt = select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user,
                                               *time_travel(as_of, valid_at))
-    if not include_archived:
+    if not include_archived and as_of is None and valid_at is None:
         stmt = stmt.where(memories.c.state != "archived")
     stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
     return [rows.to_memory(row) for row in await conn.execute(stmt)]

@@ -196,17 +196,25 @@ def fold(
             [*(row.embedding for row in duplicates), new.vector],
             [*(row.reinforcements + 1.0 for row in duplicates), 1.0])
     reopened = old.valid_to is not None
-    if reopened:  # restated after something superseded it: true again, from now
-        values.update(valid_to=None, invalidated_at=None, superseded_by=None, valid_from=now)
+    if reopened:  # restated after it was superseded or called wrong: true again, from now
+        values.update(reopen_values(old, now), superseded_by=None)
     if new.source == "explicit" or any(row.source == "explicit" for row in duplicates):
         values["source"] = "explicit"
+    closed_by = "superseded" if old.superseded_by is not None else "closed"
     return values, {
         "memory_id": old.id, "action": "merged",
-        "reason": ("restated after it was superseded: current again" if reopened
+        "reason": (f"restated after it was {closed_by}: current again" if reopened
                    else "reinforced by a restatement" if decision.reinforced else "replayed"),
         "old_text": old.text, "new_text": decision.text,
         "old_importance": old.importance, "new_importance": decision.importance,
     }
+
+
+def reopen_values(row: Any, now: datetime) -> dict[str, Any]:
+    """A closed fact current again, from ``now``: the user restated or corrected it, so a
+    "wrong" or "irrelevant" verdict on it no longer counts (it would demote it at once)."""
+    return {"valid_to": None, "invalidated_at": None, "valid_from": now, "state": "active",
+            "feedback": max(row.feedback, 0)}
 
 
 def absorb_events(absorbed: Sequence[Any], into: str) -> list[dict[str, Any]]:

@@ -59,12 +59,17 @@ def make_filters(
     ``kind`` and ``state`` take one value or a collection of them. Without
     ``state`` a search sees active and ephemeral memories, plus archived ones
     when ``include_archived`` is true (archived memories are out of standard
-    search but still findable, §8).
+    search but still findable, §8) or when it travels in time (``as_of``,
+    ``valid_at``).
     """
     if not isinstance(include_archived, bool):
         raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
+    travel = as_of is not None or valid_at is not None
     if state is None:
-        states: tuple[State, ...] = STATES if include_archived else ("active", "ephemeral")
+        # a state is today's: closing a fact archives it, and what was true then is
+        # shown whatever happened since
+        states: tuple[State, ...] = (STATES if include_archived or travel
+                                     else ("active", "ephemeral"))
     else:
         states = _choices(state, STATES, "state")  # type: ignore[assignment]
     kinds = None if kind is None else _choices(kind, KINDS, "kind")

@@ -38,6 +38,7 @@ from truemem_core.storage.schema import store_meta
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "truemem_alembic_version"  # as in migrations/env.py
+CONNECT_TIMEOUT_S = 10  # seconds to open a PostgreSQL connection (a URL's connect_timeout wins)
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -244,9 +245,14 @@ class Database:
 def _engine(url: str) -> AsyncEngine:
     """The engine for ``url``; SQLite's connections make one trip per statement to their
     thread (``sqlite_driver``)."""
-    if make_url(url).get_backend_name() != "sqlite":
-        # autocommit at the driver; transactions send their own BEGIN (``dialects``)
-        return create_async_engine(url, isolation_level="AUTOCOMMIT")
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        # autocommit at the driver; transactions send their own BEGIN (``dialects``).
+        # A server that accepts the connection and never answers (frozen, a half-open
+        # network path) would hold a call, or a worker starting, for ever: connecting
+        # gives up after CONNECT_TIMEOUT_S unless the URL says otherwise.
+        wait = {} if "connect_timeout" in parsed.query else {"connect_timeout": CONNECT_TIMEOUT_S}
+        return create_async_engine(url, isolation_level="AUTOCOMMIT", connect_args=wait)
 
     async def connect() -> Any:
         args, kwargs = engine.dialect.create_connect_args(engine.url)

@@ -23,9 +23,22 @@ _SETUP_CODES = {
     "3D000": "the database the URL names does not exist",
     "42501": "the database role lacks a privilege this needs (a missing extension: have a "
              "superuser run CREATE EXTENSION vector once, see docs/operations.md)",
+    # said in words only (no code of their own that other failures do not share)
+    "login": "the database refused this user (a role that may not log in, or a "
+             "pg_hba.conf rule that rejects it)",
+    "connect": "the database role may not connect to the database the URL names (it "
+               "needs the CONNECT privilege)",
+    "closed": "the database the URL names accepts no connections now",
 }
-_SETUP_WORDS = (("password authentication failed", "28P01"), ("role", "28000"),
-                ("database", "3D000"))
+_SETUP_WORDS = (  # (the words a refusal's text holds, all of them; its code)
+    (("password authentication failed",), "28P01"),
+    (("role", "does not exist"), "28000"),
+    (("database", "does not exist"), "3D000"),
+    (("not permitted to log in",), "login"),
+    (("pg_hba.conf",), "login"),
+    (("permission denied for database",), "connect"),
+    (("not currently accepting connections",), "closed"),
+)
 
 
 def storage_error(error: BaseException) -> StorageError:
@@ -71,7 +84,7 @@ def _setup_code(text: str) -> str | None:
     if "fatal:" not in text:
         return None
     for words, code in _SETUP_WORDS:
-        if words in text and (code == "28P01" or "does not exist" in text):
+        if all(word in text for word in words):
             return code
     return None
 
@@ -79,6 +92,9 @@ def _setup_code(text: str) -> str | None:
 def _operational(text: str, *, sqlite: bool) -> str:
     if "locked" in text or "busy" in text:  # SQLite: another writer holds the file
         return "the database is busy with another writer; try again"
-    if sqlite and not any(word in text for word in ("unable to open", "disk", "readonly")):
+    if sqlite and "unable to open" in text:
+        return ("the database file cannot be opened (is the path a file, in a folder that "
+                "exists, that this process may write?)")
+    if sqlite and not any(word in text for word in ("disk", "readonly")):
         return "the database could not run a statement"  # the file is there and answering
     return _UNREACHABLE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -101,17 +101,19 @@ def calls_tools(output: Any) -> bool:
 def with_context(
     system: SystemMessage | None,
     messages: Sequence[BaseMessage],
-    prompt: str,
+    prompts: Prompts,
     recent: Sequence[BaseMessage],
 ) -> tuple[SystemMessage, list[BaseMessage]]:
-    """The system message with TrueMem's ``prompt`` appended, and the conversation to send.
+    """The system message with TrueMem's prompt appended, and the conversation to send.
 
     TrueMem's ``recent`` turns go before the conversation only when the caller
     sent none of its own (nothing before the latest user message): a caller that
-    keeps its own history is not sent the same turns twice.
+    keeps its own history is not sent the same turns twice, nor what the window put
+    in the system prompt (``Prompts``).
     """
-    earlier = [] if last_human(messages) > 0 else list(recent)
-    return _appended(system, prompt), [*earlier, *messages]
+    own = last_human(messages) > 0
+    earlier = [] if own else list(recent)
+    return _appended(system, prompts.alone if own else prompts.full), [*earlier, *messages]
 
 
 def _appended(system: SystemMessage | None, prompt: str) -> SystemMessage:
@@ -124,9 +126,17 @@ def _appended(system: SystemMessage | None, prompt: str) -> SystemMessage:
     return SystemMessage(f"{system.text}\n\n{prompt}")
 
 
-def context_parts(context: Context) -> tuple[str, list[BaseMessage]]:
-    """A context as the system prompt text and the recent turns as messages."""
-    return context.to_system_prompt(), [from_message(m) for m in context.turns]
+class Prompts(NamedTuple):
+    full: str
+    """The system prompt to send with TrueMem's recent turns."""
+    alone: str
+    """Without what the recent window put in it: for a caller that keeps its history."""
+
+
+def context_parts(context: Context) -> tuple[Prompts, list[BaseMessage]]:
+    """A context as its system prompts and the recent turns as messages."""
+    return (Prompts(context.to_system_prompt(), context.to_system_prompt(window=False)),
+            [from_message(m) for m in context.turns])
 
 
 def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:

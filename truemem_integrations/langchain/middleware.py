@@ -25,13 +25,13 @@ from langgraph.runtime import Runtime
 
 from truemem_core import InvalidInputError, TrueMem
 
-from ._messages import context_parts, find_human, last_exchange, with_context
+from ._messages import Prompts, context_parts, find_human, last_exchange, with_context
 
 
 class TrueMemState(AgentState[Any]):
     """The agent state plus this run's TrueMem context (private, never checkpointed)."""
 
-    truemem_prompt: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
+    truemem_prompt: NotRequired[Annotated[Prompts, UntrackedValue, PrivateStateAttr]]
     truemem_recent: NotRequired[Annotated[list[AnyMessage], UntrackedValue, PrivateStateAttr]]
 
 

@@ -58,12 +58,12 @@ class _Turn:
     def prompt(self, context: Context | None) -> list[BaseMessage]:
         if context is None:
             return [*([self.system] if self.system else []), *self.messages]
-        text, recent = context_parts(context)
+        prompts, recent = context_parts(context)
         answering = bool(recent) and role_of(recent[-1]) == "user" and (
             str(recent[-1].text) == self.said)
         if self.continues and answering:
             recent = recent[:-1]  # the message being answered: it is in the input already
-        system, conversation = with_context(self.system, self.messages, text, recent)
+        system, conversation = with_context(self.system, self.messages, prompts, recent)
         return [system, *conversation]
 
     def turns(self, output: Any) -> list[tuple[str, str]]:
