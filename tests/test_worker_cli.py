@@ -18,6 +18,8 @@ import pytest
 import services
 from sqlalchemy.engine import make_url
 
+from truemem_core import TrueMem
+
 # Bounds a hang only: every wait below ends on an event (a line, an exit) long before.
 PATIENCE_S = 120
 
@@ -84,6 +86,14 @@ def worker(database: Path | str, redis_url: str, *flags: str) -> Iterator[Worker
         running.close()
 
 
+def _store(tmp_path: Path) -> Path:
+    """A SQLite store, made as an application makes it (a worker needs an existing one)."""
+    path = tmp_path / "w.db"
+    with TrueMem(path, preload=False) as memory:
+        memory.list_memories("ana")  # the first call opens (and makes) the store
+    return path
+
+
 def test_worker_gives_up_when_redis_is_unreachable(tmp_path: Path) -> None:
     database = tmp_path / "w.db"
     nowhere = f"redis://127.0.0.1:{services.free_port()}/0"
@@ -122,7 +132,7 @@ def test_worker_gives_up_after_the_environment_says(
 def test_worker_stops_cleanly_on_signal(
     signum: signal.Signals, tmp_path: Path, redis_url: str
 ) -> None:
-    with worker(tmp_path / "w.db", redis_url) as running:
+    with worker(_store(tmp_path), redis_url) as running:
         running.wait_for("serving jobs")
         running.process.send_signal(signum)
         assert running.finish() == 0
@@ -134,7 +144,7 @@ def test_worker_stops_cleanly_on_signal(
 def test_worker_exits_when_redis_goes_away(
     tmp_path: Path, redis_server: services.RedisServer
 ) -> None:
-    with worker(tmp_path / "w.db", redis_server.url, "--give-up-after", "2") as running:
+    with worker(_store(tmp_path), redis_server.url, "--give-up-after", "2") as running:
         running.wait_for("serving jobs")
         redis_server.stop()
         assert running.finish() == 2
@@ -185,6 +195,17 @@ def test_worker_gives_up_on_a_database_that_never_answers(
     assert "Traceback" not in running.output
 
 
+def test_a_mistyped_store_path_is_an_error_at_once_and_makes_nothing(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """A worker serving an empty store of its own would take jobs it cannot find."""
+    _store(tmp_path)
+    with worker(tmp_path / "w2.db", redis_url) as running:
+        assert running.finish() == 2
+    assert running.output.startswith("truemem: error: no TrueMem store at")
+    assert not (tmp_path / "w2.db").exists()
+
+
 def test_a_store_file_that_cannot_be_opened_is_an_error_at_once(
     tmp_path: Path, redis_url: str
 ) -> None:
@@ -205,7 +226,7 @@ def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
 
 
 def test_pool_stops_every_child_on_sigterm(tmp_path: Path, redis_url: str) -> None:
-    with worker(tmp_path / "w.db", redis_url, "--processes", "2") as pool:
+    with worker(_store(tmp_path), redis_url, "--processes", "2") as pool:
         pool.wait_for("serving jobs", count=2)
         children = _descendants(pool.process.pid)
         assert len(children) == 2
@@ -219,7 +240,7 @@ def test_pool_stops_every_child_on_sigterm(tmp_path: Path, redis_url: str) -> No
 
 
 def test_pool_children_stop_when_the_parent_is_killed(tmp_path: Path, redis_url: str) -> None:
-    with worker(tmp_path / "w.db", redis_url, "--processes", "2") as pool:
+    with worker(_store(tmp_path), redis_url, "--processes", "2") as pool:
         pool.wait_for("serving jobs", count=2)
         children = _descendants(pool.process.pid)
         pool.process.kill()  # SIGKILL: no chance to forward anything

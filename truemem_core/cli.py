@@ -492,6 +492,7 @@ class ServeThread(threading.Thread):
 
 
 def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int:
+    _require_store(config.database)  # a mistyped path would serve an empty store of its own
     llm = _load_llm(config.llm) if config.llm else None
     memory = TrueMem(config.database, redis_url=config.redis_url, llm=llm)
     try:
