@@ -85,6 +85,13 @@ class Forbidden(ApiError):
     type = "PermissionDeniedError"
 
 
+class NotFound(ApiError):
+    """A page of something that is not there (the inspector's own 404, in its words)."""
+
+    status = 404
+    type = "NotFoundError"
+
+
 def status_for(error: TrueMemError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS:

@@ -9,7 +9,7 @@ import pytest
 from db_access import execute
 from sqlalchemy import update
 
-from truemem_core import InvalidInputError, TrueMem
+from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.storage.schema import memories
 
 JAN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,6 +63,22 @@ def test_a_fact_closed_since_is_seen_at_an_instant_it_held(memory: TrueMem) -> N
             "Lives in Madrid", "Has three cats"}
         assert memory.search("ana", "Madrid cats", state="active", **when) == []
     assert {m.text for m in memory.list_memories("ana")} == {"Lives in Berlin"}
+
+
+def test_time_travel_to_now_shows_what_is_shown_without_it(memory: TrueMem) -> None:
+    """What pruning or decay archived was never closed: travelling in time does not bring
+    it back, as the facts closed since come back."""
+    with TrueMem(memory.database_url, settings=Settings(memory_limit=2)) as small:
+        for text in ("Lives in Porto", "Works as a nurse at St Mary's",
+                     "Has a cat named Miso", "Plays the cello on Sundays"):
+            small.add_memory("ana", text, importance=1)
+        now = datetime.now(UTC)
+        shown = {m.id for m in small.list_memories("ana")}
+        assert len(shown) == 2
+        assert {m.id for m in small.list_memories("ana", as_of=now)} == shown
+        assert {h.memory.id for h in small.search("ana", "cello cat Porto nurse",
+                                                   valid_at=now)} == shown
+        assert len(small.list_memories("ana", as_of=now, include_archived=True)) == 4
 
 
 def test_naive_instants_are_refused(memory: TrueMem) -> None:

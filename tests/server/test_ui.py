@@ -231,3 +231,29 @@ async def test_conversations_are_shown_escaped_kept_to_their_user_and_forgotten_
     assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Lives in Porto"]
     missing = await client.get("/ui/users/ana/conversation")
     assert missing.status_code == 422 and "Traceback" not in missing.text
+
+
+async def test_a_conversation_that_is_not_there_is_a_404_page_and_one_of_a_summary_forgettable(
+    api: Api
+) -> None:
+    client = await signed_in(api)
+    for sid in ("never-existed", "trip/2024"):
+        view = await client.get("/ui/users/ana/conversation", params={"id": sid})
+        confirm = await client.get("/ui/users/ana/conversation/forget", params={"id": sid})
+        forget = await client.post("/ui/users/ana/conversation/forget", data={"id": sid},
+                                   headers=ORIGIN)
+        assert (view.status_code, confirm.status_code, forget.status_code) == (404, 404, 404)
+        assert "no such conversation for this user" in view.text
+    for sid in (".", " ", "a\x00b"):
+        confirm = await client.get("/ui/users/ana/conversation/forget", params={"id": sid})
+        assert confirm.status_code == 422 and "<form" not in confirm.text.split("</header>")[-1]
+    exported = await api.memory.aexport_user("acme/ana")
+    exported["sessions"] = [{"session_id": "only-summary", "summary": "We talked about Kyoto.",
+                             "created_at": "2024-01-01T00:00:00+00:00", "messages": []}]
+    await api.memory.aimport_user("acme/ana", exported)
+    shown = await client.get("/ui/users/ana/conversation", params={"id": "only-summary"})
+    assert shown.status_code == 200
+    assert "We talked about Kyoto." in shown.text and "Forget this conversation" in shown.text
+    forget = await client.post("/ui/users/ana/conversation/forget",
+                               data={"id": "only-summary"}, headers=ORIGIN)
+    assert forget.status_code == 303 and await api.memory.alist_sessions("acme/ana") == []

@@ -136,7 +136,11 @@ async def fold(
 
 
 async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
-    for table in (messages, sessions):
+    # The session's row first: a ``record`` meanwhile (one statement that upserts it, then
+    # adds its messages) waits on that row's lock until this commits, then starts the
+    # session again. Messages first, it could add its messages between the two deletes
+    # and lose its row: messages no listing or export would show.
+    for table in (sessions, messages):
         await conn.execute(
             table.delete().where(table.c.user_id == user_id, table.c.session_id == session_id)
         )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -42,11 +42,14 @@ async def list_all(
     as_of: datetime | None = None, valid_at: datetime | None = None,
 ) -> list[Memory]:
     """The user's memories, most important first, oldest first within a rank (``as_of``,
-    ``valid_at``: as ``search.channels.time_travel`` says, whatever their state today)."""
+    ``valid_at``: as ``search.channels.time_travel`` says; a fact closed since, archived
+    today, is among them)."""
     stmt = select(*rows.MEMORY_COLUMNS).where(memories.c.user_id == user,
                                               *time_travel(as_of, valid_at))
-    if not include_archived and as_of is None and valid_at is None:
-        stmt = stmt.where(memories.c.state != "archived")
+    if not include_archived:  # travelling in time, the facts closed since too
+        live = memories.c.state != "archived"
+        stmt = stmt.where(live if as_of is None and valid_at is None
+                          else or_(live, memories.c.invalidated_at.is_not(None)))
     stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
     return [rows.to_memory(row) for row in await conn.execute(stmt)]
 

@@ -35,6 +35,10 @@ class SearchFilters:
     created_before: datetime | None = None
     as_of: datetime | None = None
     valid_at: datetime | None = None
+    closed_too: bool = False
+    """Also the facts closed since (superseded or called wrong: archived now, yet current
+    at an earlier instant), whatever ``states`` says; what pruning or decay archived
+    stays out, as without time travel."""
 
 
 def check_mode(value: Any) -> Mode:
@@ -59,17 +63,13 @@ def make_filters(
     ``kind`` and ``state`` take one value or a collection of them. Without
     ``state`` a search sees active and ephemeral memories, plus archived ones
     when ``include_archived`` is true (archived memories are out of standard
-    search but still findable, §8) or when it travels in time (``as_of``,
-    ``valid_at``).
+    search but still findable, §8); travelling in time (``as_of``, ``valid_at``),
+    it also sees the facts closed since (see ``SearchFilters.closed_too``).
     """
     if not isinstance(include_archived, bool):
         raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
-    travel = as_of is not None or valid_at is not None
     if state is None:
-        # a state is today's: closing a fact archives it, and what was true then is
-        # shown whatever happened since
-        states: tuple[State, ...] = (STATES if include_archived or travel
-                                     else ("active", "ephemeral"))
+        states: tuple[State, ...] = STATES if include_archived else ("active", "ephemeral")
     else:
         states = _choices(state, STATES, "state")  # type: ignore[assignment]
     kinds = None if kind is None else _choices(kind, KINDS, "kind")
@@ -78,8 +78,10 @@ def make_filters(
     before = _instant(created_before, "created_before")
     if after is not None and before is not None and after >= before:
         raise InvalidInputError("created_after must be earlier than created_before")
+    at, valid = _instant(as_of, "as_of"), _instant(valid_at, "valid_at")
     return SearchFilters(states, kinds, importance, after, before,  # type: ignore[arg-type]
-                         _instant(as_of, "as_of"), _instant(valid_at, "valid_at"))
+                         at, valid, closed_too=state is None and not include_archived
+                         and (at is not None or valid is not None))
 
 
 def _choices(value: Any, allowed: Sequence[str], what: str) -> tuple[str, ...]:

@@ -15,7 +15,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import FileResponse, Response
 
+from truemem_core import SessionInfo, TrueMem
 from truemem_server.auth import key_store
+from truemem_server.errors import NotFound
 from truemem_server.keys import MAX_USER_CHARS
 from truemem_server.models import Mode, shown_export
 from truemem_server.routes.deps import Memory
@@ -152,29 +154,40 @@ async def sessions_page(request: Request, user: str, principal: Viewer, memory: 
     return page(request, "sessions.html", user=user, sessions=listed, notice=NOTICES.get(done))
 
 
+async def _conversation(memory: TrueMem, stored: str, session_id: str) -> SessionInfo:
+    """The user's session ``session_id``; an id that is none is a 422 page, an unknown
+    one a 404 page. (The id is a query parameter: ids may hold "/", which a path segment
+    may not.)"""
+    await memory.aget_session(stored, session_id, recent=1)  # checks the id
+    for info in await memory.alist_sessions(stored):
+        if info.session_id == session_id:
+            return info
+    raise NotFound("no such conversation for this user")
+
+
 @router.get("/users/{user}/conversation")
 async def conversation_page(request: Request, user: str, principal: Viewer, memory: Memory,
                             id: SessionId) -> Response:
-    # The session id is a query parameter: ids may hold "/", which a path segment may not.
     stored = storage_id(principal, user)
+    info = await _conversation(memory, stored, id)
     state = await memory.aget_session(stored, id, recent=SHOWN_MESSAGES)
-    total = next((i.messages for i in await memory.alist_sessions(stored)
-                  if i.session_id == id), 0)
     return page(request, "conversation.html", user=user, session_id=id, state=state,
-                total=total)
+                total=info.messages)
 
 
 @router.get("/users/{user}/conversation/forget")
-async def confirm_forget(request: Request, user: str, principal: Changer,
+async def confirm_forget(request: Request, user: str, principal: Changer, memory: Memory,
                          id: SessionId) -> Response:
-    storage_id(principal, user)
+    await _conversation(memory, storage_id(principal, user), id)
     return page(request, "forget.html", user=user, session_id=id)
 
 
 @router.post("/users/{user}/conversation/forget")
 async def forget_conversation(request: Request, user: str, principal: Editor, memory: Memory,
                               id: Annotated[str, Form(min_length=1, max_length=255)]) -> Response:
-    await memory.aclear_session(storage_id(principal, user), id)
+    stored = storage_id(principal, user)
+    await _conversation(memory, stored, id)
+    await memory.aclear_session(stored, id)
     return see(f"{user_url(request, user)}/sessions?done=forgotten")
 
 

@@ -144,7 +144,7 @@ def memories_of(
         values["corpus_states"] = list(filters.states)
         if filters.kinds is not None:
             values["corpus_kinds"] = list(filters.kinds)
-        shape = ("memories", filters.kinds is not None,
+        shape = ("memories", filters.kinds is not None, filters.closed_too,
                  *(value is not None for value in optional.values()))
     return Corpus(memories, user_id, _memory_scope(shape), values, shape)
 
@@ -155,8 +155,10 @@ def _memory_scope(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
     where = [m.user_id == bindparam("corpus_user")]
     if len(shape) == 2:  # no filters: all but archived, unless include_archived
         return (*where, *(() if shape[1] else (m.state != "archived",)))
-    _, kinds, importance, after, before, as_of, valid_at = shape
-    where.append(one_of(m.state, "corpus_states"))  # bound lists: one statement for any
+    _, kinds, closed_too, importance, after, before, as_of, valid_at = shape
+    states = one_of(m.state, "corpus_states")  # bound lists: one statement for any
+    # a fact closed since (its state archived now) was current at an earlier instant
+    where.append(or_(states, m.invalidated_at.is_not(None)) if closed_too else states)
     if kinds:
         where.append(one_of(m.kind, "corpus_kinds"))
     if importance:
