@@ -17,7 +17,7 @@ from truemem_core.graph import erasure as graph_erasure
 from truemem_core.graph import superseded as graph_superseded
 from truemem_core.memory import items, rows
 from truemem_core.memory.lifecycle import FEEDBACK
-from truemem_core.memory.write import reopen_values
+from truemem_core.memory.write import close_values, reopen_values
 from truemem_core.records import Feedback, Memory
 from truemem_core.storage.schema import memories, memory_events, utcnow
 
@@ -103,7 +103,7 @@ async def feedback(conn: AsyncConnection, user: str, memory_id: Any, verdict: Fe
     events = [{"memory_id": row.id, "action": "feedback", "reason": verdict}]
     closing = verdict == "wrong" and row.valid_to is None
     if closing:
-        values.update(valid_to=now, invalidated_at=now, state="archived")
+        values.update(close_values(now))
         events.append({"memory_id": row.id, "action": "lifecycle",
                        "reason": "closed: the user said it is wrong"})
     await conn.execute(memories.update().where(memories.c.id == row.id).values(**values))

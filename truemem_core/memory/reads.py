@@ -19,7 +19,7 @@ from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
-from truemem_core.search.channels import memories_of, one_of, time_travel
+from truemem_core.search.channels import CLOSED, memories_of, one_of, time_travel
 from truemem_core.search.fusion import Fused
 from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import memories, memory_events
@@ -48,8 +48,7 @@ async def list_all(
                                               *time_travel(as_of, valid_at))
     if not include_archived:  # travelling in time, the facts closed since too
         live = memories.c.state != "archived"
-        stmt = stmt.where(live if as_of is None and valid_at is None
-                          else or_(live, memories.c.invalidated_at.is_not(None)))
+        stmt = stmt.where(live if as_of is None and valid_at is None else or_(live, CLOSED))
     stmt = stmt.order_by(memories.c.importance.desc(), memories.c.created_at)
     return [rows.to_memory(row) for row in await conn.execute(stmt)]
 

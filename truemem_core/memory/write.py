@@ -225,9 +225,15 @@ def absorb_events(absorbed: Sequence[Any], into: str) -> list[dict[str, Any]]:
             for row in absorbed]
 
 
+def close_values(now: datetime) -> dict[str, Any]:
+    """A fact no longer true from ``now`` (superseded, or called wrong by the user): out of
+    every context, still seen by time travel to an earlier instant; ``reopen_values``
+    undoes it."""
+    return {"valid_to": now, "invalidated_at": now, "state": "archived", "updated_at": now}
+
+
 def supersede_values(now: datetime, by: str) -> dict[str, Any]:
-    return {"valid_to": now, "invalidated_at": now, "superseded_by": by,
-            "state": "archived", "updated_at": now}
+    return {**close_values(now), "superseded_by": by}
 
 
 def supersede_events(

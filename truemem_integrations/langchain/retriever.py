@@ -68,6 +68,11 @@ class TrueMemRetriever(BaseRetriever):
     def _known_options(cls, value: dict[str, Any]) -> dict[str, Any]:
         return _check(value)
 
+    def _call(self, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A search's user (put in by ``invoke``) and its options (the rest)."""
+        user = kwargs.pop(_USER, None) or self._user(None)
+        return user, self._options(kwargs)
+
     def _options(self, overrides: dict[str, Any]) -> dict[str, Any]:
         # A fresh dict per call: one call's filters never leak into the next.
         return _check({"k": self.k, **self.search_kwargs, **overrides})
@@ -96,13 +101,13 @@ class TrueMemRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        user = kwargs.pop(_USER, None) or self._user(None)
-        hits = self.memory.search(user, query, **self._options(kwargs))
+        user, options = self._call(kwargs)
+        hits = self.memory.search(user, query, **options)
         return [to_document(hit) for hit in hits]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        user = kwargs.pop(_USER, None) or self._user(None)
-        hits = await self.memory.asearch(user, query, **self._options(kwargs))
+        user, options = self._call(kwargs)
+        hits = await self.memory.asearch(user, query, **options)
         return [to_document(hit) for hit in hits]

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import FileResponse, Response
 
-from truemem_core import SessionInfo, TrueMem
+from truemem_core import SessionInfo, SessionState, TrueMem
 from truemem_server.auth import key_store
 from truemem_server.errors import NotFound
 from truemem_server.keys import MAX_USER_CHARS
@@ -154,23 +154,24 @@ async def sessions_page(request: Request, user: str, principal: Viewer, memory: 
     return page(request, "sessions.html", user=user, sessions=listed, notice=NOTICES.get(done))
 
 
-async def _conversation(memory: TrueMem, stored: str, session_id: str) -> SessionInfo:
-    """The user's session ``session_id``; an id that is none is a 422 page, an unknown
-    one a 404 page. (The id is a query parameter: ids may hold "/", which a path segment
-    may not.)"""
-    await memory.aget_session(stored, session_id, recent=1)  # checks the id
+async def _conversation(
+    memory: TrueMem, stored: str, session_id: str, recent: int = 1
+) -> tuple[SessionInfo, SessionState]:
+    """The user's session ``session_id`` and its last ``recent`` messages; an id that is
+    none is a 422 page (the read checks it), an unknown one a 404 page. (The id is a
+    query parameter: ids may hold "/", which a path segment may not.)"""
+    state = await memory.aget_session(stored, session_id, recent=recent)
     for info in await memory.alist_sessions(stored):
         if info.session_id == session_id:
-            return info
+            return info, state
     raise NotFound("no such conversation for this user")
 
 
 @router.get("/users/{user}/conversation")
 async def conversation_page(request: Request, user: str, principal: Viewer, memory: Memory,
                             id: SessionId) -> Response:
-    stored = storage_id(principal, user)
-    info = await _conversation(memory, stored, id)
-    state = await memory.aget_session(stored, id, recent=SHOWN_MESSAGES)
+    info, state = await _conversation(memory, storage_id(principal, user), id,
+                                      recent=SHOWN_MESSAGES)
     return page(request, "conversation.html", user=user, session_id=id, state=state,
                 total=info.messages)
 

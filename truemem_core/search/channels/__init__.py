@@ -157,8 +157,7 @@ def _memory_scope(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
         return (*where, *(() if shape[1] else (m.state != "archived",)))
     _, kinds, closed_too, importance, after, before, as_of, valid_at = shape
     states = one_of(m.state, "corpus_states")  # bound lists: one statement for any
-    # a fact closed since (its state archived now) was current at an earlier instant
-    where.append(or_(states, m.invalidated_at.is_not(None)) if closed_too else states)
+    where.append(or_(states, CLOSED) if closed_too else states)
     if kinds:
         where.append(one_of(m.kind, "corpus_kinds"))
     if importance:
@@ -250,6 +249,11 @@ class Channels(Protocol):
         """The keyword and trigram channels (those whose terms are not ``None``) in as
         few round trips as the database allows: the rankings ``keyword`` and
         ``trigram`` return, by channel name."""
+
+
+CLOSED = memories.c.invalidated_at.is_not(None)
+"""A fact closed since (superseded or called wrong): archived now, yet current at an
+earlier instant, where time travel (``as_of``, ``valid_at``) sees it."""
 
 
 def time_travel(
