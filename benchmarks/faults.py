@@ -36,11 +36,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from _common import create_database
+from _common import create_database, write_results
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
@@ -695,6 +695,8 @@ def main() -> None:
     parser.add_argument("--flood-apart", action="store_true",
                         help="flood from a TrueMem in a separate process (a control: the "
                              "same load on the machine, nothing shared but the database)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args()
     rows: list[Row] = []
     probes: dict[str, list[Probe]] = {}
@@ -717,6 +719,11 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(rows, probes)
+    write_results("faults", {
+        "config": {k: str(v) for k, v in vars(args).items() if k != "database_url"},
+        "scenarios": [asdict(r) for r in rows],
+        "latency": {b: [{**asdict(p), "ratio": p.ratio} for p in runs]
+                    for b, runs in probes.items()}}, args.json)
 
 
 def scenarios(stores: Stores, backend: str, args: argparse.Namespace, workdir: Path) -> list[Row]:
