@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -236,3 +237,13 @@ def test_keys_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main([*db, "keys", "create", "--tenant", "Not A Tenant"]) == 2
     assert "tenant must be" in capsys.readouterr().err
     assert main([*db, "keys", "revoke", "0000000000000000"]) == 2
+
+
+def test_on_a_terminal_a_record_is_one_plain_line() -> None:
+    from truemem_server.logs import OneLine
+
+    record = logging.LogRecord("truemem.server", logging.WARNING, __file__, 1,
+                               "POST %s: %s", ("/v1/record", "first\nsecond"), None)
+    line = OneLine(as_json=False).format(record)
+    assert "\n" not in line
+    assert line.endswith(" WARNING truemem.server: POST /v1/record: first\\nsecond")
