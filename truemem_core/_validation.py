@@ -76,6 +76,15 @@ def is_storable(text: str) -> bool:
     return True
 
 
+def check_storable(value: str, what: str) -> str:
+    """``value`` when every backend can store and compare it (a filter too: PostgreSQL
+    refuses a NUL even in a comparison), else ``InvalidInputError``."""
+    if not is_storable(value):
+        raise InvalidInputError(
+            f"{what} contains a NUL character or an unpaired surrogate, which cannot be stored")
+    return value
+
+
 def check_importance(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise InvalidInputError(f"importance must be an int from 1 to 5, got {value!r}")

@@ -19,6 +19,7 @@ from typing import Any
 
 from truemem_core import InvalidInputError, MissingDependencyError
 from truemem_core.storage.database import resolve_url, sqlite_path
+from truemem_server.settings import API_DOCS, ServerSettings
 
 
 def register(commands: Any) -> None:
@@ -28,6 +29,13 @@ def register(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
     serve.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
     serve.add_argument("--redis-url", help="the job broker (default: $TRUEMEM_REDIS_URL)")
+    serve.add_argument("--max-body-bytes", metavar="N", help=(
+        "refuse a larger request body with 413 (default: $TRUEMEM_MAX_BODY_BYTES, else 4 MiB)"))
+    serve.add_argument("--max-import-bytes", metavar="N", help=(
+        "the same for a user import (default: $TRUEMEM_MAX_IMPORT_BYTES, else 64 MiB)"))
+    serve.add_argument("--api-docs", choices=API_DOCS, help=(
+        "schema: /openapi.json; pages: also /docs and /redoc (scripts from a CDN); off: "
+        "none (default: $TRUEMEM_API_DOCS, else schema)"))
     _database_flag(serve)
     serve.set_defaults(run=_serve)
 
@@ -71,6 +79,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from truemem_core.jobs.broker import check_redis_url
+    from truemem_server.logs import log_config
 
     if args.workers < 1:
         raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
@@ -82,8 +91,14 @@ def _serve(args: argparse.Namespace) -> int:
     redis = args.redis_url or os.environ.get("TRUEMEM_REDIS_URL")
     if redis:
         os.environ["TRUEMEM_REDIS_URL"] = check_redis_url(redis)
+    for flag, variable in (("max_body_bytes", "TRUEMEM_MAX_BODY_BYTES"),
+                           ("max_import_bytes", "TRUEMEM_MAX_IMPORT_BYTES"),
+                           ("api_docs", "TRUEMEM_API_DOCS")):
+        if getattr(args, flag) is not None:
+            os.environ[variable] = getattr(args, flag)
+    ServerSettings.from_env()  # a bad value is refused here, once, not by every worker
     uvicorn.run("truemem_server.app:create_app", factory=True, host=args.host,
-                port=args.port, workers=args.workers, log_level="info")
+                port=args.port, workers=args.workers, log_config=log_config())
     return 0
 
 

@@ -40,6 +40,7 @@ from truemem_core import (
     RelationSpec,
     TrueMemError,
 )
+from truemem_core._validation import check_storable
 from truemem_server.mcp_graph_shapes import (
     MAX_ITEMS,
     AddedObservations,
@@ -366,8 +367,12 @@ def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
             "The search query to match against entity names, types, and observation content"))],
         as_of: AsOf = None, valid_at: ValidAt = None,
     ) -> Annotated[CallToolResult, GraphOut]:
-        return await shown_graph(await caller_of(), lambda g: search_graph(g, query),
-                                 as_of, valid_at)
+        caller = await caller_of()
+        try:  # matched here, not in SQL, but refused as every other entry point refuses it
+            check_storable(query, "query")
+        except InvalidInputError as error:
+            raise graph_error(error, caller) from error
+        return await shown_graph(caller, lambda g: search_graph(g, query), as_of, valid_at)
 
     @server.tool(annotations=READ, title="Open Nodes",
                  description="Open specific nodes in the knowledge graph by their names")

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id, check_k, check_text
+from truemem_core._validation import check_id, check_k, check_storable, check_text
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
@@ -132,6 +132,8 @@ class GraphStore:
         kind = None if type is None else names.check_type(type, "type")
         if query is not None and not isinstance(query, str):
             raise InvalidInputError("query must be a str")
+        if query is not None:
+            check_storable(query, "query")
         size = None if limit is None else check_k(limit, "limit")
         async with self.db.transaction(readonly=True) as conn:
             return await reads.list_entities(conn, user, type=kind, query=query, as_of=as_of,
