@@ -207,7 +207,7 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
 def _reembed(args: argparse.Namespace, memory: TrueMem) -> None:
     with _bar("re-embedding") as update:
         count = memory.reembed(progress=update)
-    print(f"re-embedded {count} memories")
+    print(f"re-embedded {count} vectors (memories and past messages)")
 
 
 def _maintain(args: argparse.Namespace, memory: TrueMem) -> None:
@@ -225,7 +225,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if run_demo(args.database) else 1
 
 
-def _require_store(database: str | None) -> None:
+def require_store(database: str | None) -> None:
     """Refuse a SQLite path without a store: a typo must not create an empty one, nor
     turn another application's database (or an empty file) into one."""
     path = sqlite_path(resolve_url(database))
@@ -492,7 +492,7 @@ class ServeThread(threading.Thread):
 
 
 def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int:
-    _require_store(config.database)  # a mistyped path would serve an empty store of its own
+    require_store(config.database)  # a mistyped path would serve an empty store of its own
     llm = _load_llm(config.llm) if config.llm else None
     memory = TrueMem(config.database, redis_url=config.redis_url, llm=llm)
     try:
@@ -732,7 +732,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "worker":
         return _worker(args)
     if (args.command, getattr(args, "action", None)) not in CREATES_STORE:
-        _require_store(args.database)
+        require_store(args.database)
     with contextlib.ExitStack() as stack:
         database = args.database
         path = sqlite_path(resolve_url(database))
