@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import db_access
@@ -30,16 +32,14 @@ def _truemem(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
-    """Two uvicorn workers on an SQLite store (the embedded mode; the API tests run on both)."""
-    store_url = f"sqlite:///{tmp_path / 'served.db'}"
-    made = _truemem("--database", store_url, "keys", "create", "--tenant", "acme")
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip()
+@contextlib.contextmanager
+def _serving(store_url: str, workers: int) -> Iterator[str]:
+    """``truemem serve`` on a free loopback port until it is ready; its base URL. On exit
+    it is stopped with Ctrl-C and must exit cleanly, without a traceback."""
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "truemem_core.cli", "serve", "--database", store_url,
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+         "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "TRUEMEM_REDIS_URL": ""})
     try:
@@ -54,14 +54,7 @@ def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
             except httpx.TransportError:
                 pass
             time.sleep(0.2)
-        auth = {"Authorization": f"Bearer {key}"}
-        added = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
-                           json={"text": "Rides a red bicycle"}, timeout=60)
-        assert added.status_code == 201, added.text
-        found = httpx.post(f"{base}/v1/search", headers=auth, timeout=60,
-                           json={"user_id": "ana", "query": "bicycle"})
-        assert found.json()[0]["memory"]["text"] == "Rides a red bicycle"
-        assert httpx.get(f"{base}/v1/users/ana/memories").status_code == 401
+        yield base
     finally:
         server.send_signal(signal.SIGINT)
         output = server.communicate(timeout=60)[0]
@@ -69,12 +62,60 @@ def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
     assert "Traceback" not in output
 
 
+def _new_key(path: Path) -> dict[str, str]:
+    made = _truemem("--database", str(path), "keys", "create", "--tenant", "acme",
+                    "--new-store")
+    assert made.returncode == 0, made.stderr
+    return {"Authorization": f"Bearer {made.stdout.strip()}"}
+
+
+def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
+    """Two uvicorn workers on an SQLite store (the embedded mode; the API tests run on both)."""
+    auth = _new_key(tmp_path / "served.db")
+    with _serving(f"sqlite:///{tmp_path / 'served.db'}", workers=2) as base:
+        added = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
+                           json={"text": "Rides a red bicycle"}, timeout=60)
+        assert added.status_code == 201, added.text
+        found = httpx.post(f"{base}/v1/search", headers=auth, timeout=60,
+                           json={"user_id": "ana", "query": "bicycle"})
+        assert found.json()[0]["memory"]["text"] == "Rides a red bicycle"
+        assert httpx.get(f"{base}/v1/users/ana/memories").status_code == 401
+
+
+def test_a_deleted_sqlite_file_is_not_served(tmp_path: Path) -> None:
+    """The file removed under a running server: writes answered 201 and were lost,
+    /readyz said ready, and ``keys create`` made a new store at the same path."""
+    path = tmp_path / "served.db"
+    auth = _new_key(path)
+    with _serving(f"sqlite:///{path}", workers=1) as base:
+        added = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
+                           json={"text": "Rides a red bicycle"}, timeout=60)
+        assert added.status_code == 201, added.text
+        for leftover in tmp_path.glob("served.db*"):  # the file, its WAL and shared memory
+            leftover.unlink()
+        ready = httpx.get(f"{base}/readyz", timeout=60)
+        assert ready.status_code == 503
+        assert "deleted or replaced" in ready.json()["checks"]["database"]
+        lost = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
+                          json={"text": "Plays the cello"}, timeout=60)
+        assert lost.status_code == 503, lost.text
+        assert "deleted or replaced" in lost.text
+    assert not path.exists()
+    again = _truemem("--database", str(path), "keys", "create", "--tenant", "acme")
+    assert again.returncode == 2
+    assert "no TrueMem store" in again.stderr and "--new-store" in again.stderr
+    assert not path.exists()
+
+
 def test_keys_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = ["--database", str(tmp_path / "keys.db")]
     assert main([*db, "keys", "list"]) == 2  # no store yet: listing does not create one
     assert "no TrueMem store" in capsys.readouterr().err
+    assert main([*db, "keys", "create", "--tenant", "acme"]) == 2  # nor does creating a key
+    assert "--new-store creates one" in capsys.readouterr().err
+    assert not (tmp_path / "keys.db").exists()
     assert main([*db, "keys", "create", "--tenant", "acme", "--user", "ana", "--read-only",
-                 "--name", "ana's phone"]) == 0
+                 "--name", "ana's phone", "--new-store"]) == 0
     out = capsys.readouterr()
     key = out.out.strip()
     assert key.startswith("tm_") and "not shown again" in out.err

@@ -113,6 +113,8 @@ class Database:
         self._opened = False
         self._opening: asyncio.Lock | None = None
         self._failed = False  # a database error happened (see close)
+        self._file = sqlite_path(url)
+        self._identity: tuple[int, int] | None = None  # the SQLite file opened (see _same_file)
 
     async def open(self) -> None:
         """Migrate the schema and check the embedder (once; later calls return at once)."""
@@ -150,6 +152,8 @@ class Database:
                     "(a file is in the way, or no permission)") from exc
         async with self._transaction() as conn:
             await conn.run_sync(upgrade_if_behind)
+            if self._file is not None:
+                self._identity = _identity(self._file)
         embedder = self._embedder
         if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
             dimension = await asyncio.to_thread(lambda: embedder.dimension)
@@ -205,6 +209,7 @@ class Database:
         PostgreSQL ignores it.
         """
         await self.open()
+        self._same_file()
         async with self._transaction(readonly=readonly) as conn:
             yield conn
 
@@ -215,6 +220,7 @@ class Database:
         (what PostgreSQL's READ COMMITTED gives each statement of a transaction anyway),
         and for a write that is one statement (atomic on its own)."""
         await self.open()
+        self._same_file()
         try:
             async with self._alone.connect() as conn:
                 yield conn
@@ -234,12 +240,30 @@ class Database:
             self._failed = True
             raise storage_error(exc) from exc
 
+    def _same_file(self) -> None:
+        """Refuse to go on when the SQLite file opened was deleted or replaced: the open
+        connections would keep serving (and writing) a file no one will read again, and a
+        new one would start an empty store at its path. One ``stat``, no I/O beyond it."""
+        if self._identity is not None and _identity(self._file) != self._identity:
+            raise StorageError(
+                "database error: the SQLite file was deleted or replaced after this process "
+                "opened it; restore it and restart the process")
+
     async def close(self) -> None:
         await self.engine.dispose()
         if self._failed and self.dialect == "sqlite":
             # After a failed connect, aiosqlite's thread still posts a result to this
             # loop; give it the moment it needs before the loop closes.
             await asyncio.sleep(0.1)
+
+
+def _identity(path: Path | None) -> tuple[int, int] | None:
+    """The device and inode of a file (None when there is none at ``path``)."""
+    try:
+        found = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return None if found is None else (found.st_dev, found.st_ino)
 
 
 def _engine(url: str) -> AsyncEngine:
