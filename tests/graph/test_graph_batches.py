@@ -7,7 +7,9 @@ about a thousand names; PostgreSQL took time quadratic in the batch
 
 from __future__ import annotations
 
-from truemem_core import TrueMem
+import pytest
+
+from truemem_core import InvalidInputError, TrueMem
 from truemem_core.graph import erasure, superseded
 from truemem_core.graph.names import MAX_ITEMS
 from truemem_core.storage.schema import utcnow
@@ -47,3 +49,29 @@ def test_erasure_and_closing_take_thousands_of_memories(memory: TrueMem) -> None
 
     memory._loop.run(run())
     assert [(r.source, r.target) for r in memory.list_relations("ana")] == [("ana", "ben")]
+
+
+def test_the_graph_comes_in_pages(memory: TrueMem) -> None:
+    """``graph()`` answered 100,000 relations at once: ``limit`` pages it, ``next_offset``
+    says where the next page starts."""
+    memory.add_relations("ana", [{"source": f"p{n}", "type": "knows", "target": f"q{n}"}
+                                 for n in range(5)])
+    memory.add_observations("ana", [{"entity": f"p{n}", "text": f"Met in year {n}"}
+                                    for n in range(5)])
+    now = utcnow()
+    whole = memory.graph("ana", as_of=now)
+    pages, offset = [], 0
+    while offset is not None:
+        pages.append(memory.graph("ana", as_of=now, limit=3, offset=offset))
+        offset = pages[-1].next_offset
+    assert [page.next_offset for page in pages] == [3, 6, 9, None]  # 10 entities, 5 relations
+    assert [x for page in pages for x in page.entities] == whole.entities
+    assert [x for page in pages for x in page.relations] == whole.relations
+    assert all({o.entity_id for o in page.observations} <= {e.id for e in page.entities}
+               for page in pages)  # each page's entities come with their observations
+    assert sorted(o.id for page in pages for o in page.observations) == sorted(
+        o.id for o in whole.observations)
+    assert whole.next_offset is None
+    for bad in ({"limit": 0}, {"limit": True}, {"offset": -1}, {"offset": "3"}):
+        with pytest.raises(InvalidInputError):
+            memory.graph("ana", **bad)  # type: ignore[arg-type]
