@@ -18,8 +18,7 @@ import sys
 from typing import Any
 
 from truemem_core import InvalidInputError, MissingDependencyError
-from truemem_core.cli import require_store
-from truemem_core.storage.database import resolve_url
+from truemem_core.storage.database import require_store, resolve_url
 
 
 def register(commands: Any) -> None:

@@ -7,17 +7,19 @@ messages embedded before migration 0018). A vector is stale when its row names
 another model, or none. ``reembed`` (``memory.service``) walks the stale rows of
 each table by id, a batch at a time, each batch committed on its own: a run killed
 midway left the rows it did in the new model's space, and the next run skips them.
+The store adopts the new model only in the transaction that finds none left.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Column, ColumnElement, Table, and_, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.storage.database import Database
 from truemem_core.storage.schema import memories, messages
 
 TEXTS: dict[Table, Column[Any]] = {memories: memories.c.text, messages: messages.c.content}
@@ -60,3 +62,31 @@ async def store(
             .values(embedding=bindparam("vector"), embedding_model=model),
             [{"row_id": row_id, "embedded": text, "vector": vector}
              for (row_id, text), vector in zip(found, vectors, strict=True)])
+
+
+async def run(
+    db: Database, embed: Callable[[list[str]], Awaitable[Vector]], model: str,
+    dimension: int, *, batch: int, report: Callable[[int, int], None],
+) -> int:
+    """Re-embed every stale vector with ``embed`` (``model``); how many were recomputed.
+    Rows written meanwhile by a process on the old model are taken by another pass."""
+    async with db.transaction(readonly=True) as conn:
+        total = await remaining(conn, model)
+    done = 0
+    while True:
+        for table in TEXTS:
+            after = None
+            while True:
+                async with db.transaction(readonly=True) as conn:
+                    found = await next_stale(conn, table, model, after, batch)
+                if not found:
+                    break
+                vectors = await embed([text for _, text in found])
+                async with db.transaction() as conn:
+                    await store(conn, table, found, vectors, model)
+                after, done = found[-1][0], done + len(found)
+                report(done, max(total, done))
+        async with db.transaction() as conn:
+            if not await remaining(conn, model):
+                await db.set_embedder(conn, model, dimension)
+                return done

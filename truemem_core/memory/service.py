@@ -282,28 +282,9 @@ class MemoryStore:
         interrupted run is simply run again and goes on where it stopped. The store adopts
         the new model only once none is left (rows written meanwhile: another pass).
         """
-        report = check_progress(progress)
-        model = self.embedder.model_name
-        async with self.db.transaction(readonly=True) as conn:
-            total = await reembedding.remaining(conn, model)
-        done = 0
-        while True:
-            for table in reembedding.TEXTS:
-                after = None
-                while True:
-                    async with self.db.transaction(readonly=True) as conn:
-                        found = await reembedding.next_stale(conn, table, model, after, batch)
-                    if not found:
-                        break
-                    vectors = await self.embed([text for _, text in found])
-                    async with self.db.transaction() as conn:
-                        await reembedding.store(conn, table, found, vectors, model)
-                    after, done = found[-1][0], done + len(found)
-                    report(done, max(total, done))
-            async with self.db.transaction() as conn:
-                if not await reembedding.remaining(conn, model):
-                    await self.db.set_embedder(conn, model, self.embedder.dimension)
-                    return done
+        return await reembedding.run(self.db, self.embed, self.embedder.model_name,
+                                     self.embedder.dimension, batch=batch,
+                                     report=check_progress(progress))
 
     # -- reads -------------------------------------------------------------------
 

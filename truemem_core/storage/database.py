@@ -8,8 +8,10 @@ does no I/O.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
@@ -86,6 +88,30 @@ def sqlite_path(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(parsed.database).expanduser()
+
+
+def require_store(database: str | None) -> None:
+    """Refuse a SQLite path without a store: a typo must not create an empty one, nor
+    turn another application's database (or an empty file) into one."""
+    path = sqlite_path(resolve_url(database))
+    if path is not None and not holds_store(path):
+        raise InvalidInputError(
+            f"no TrueMem store at {path} (this command works on existing data and does not "
+            "create one; check --database or $TRUEMEM_DATABASE_URL)")
+
+
+def holds_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` has TrueMem's tables (read only, nothing made)."""
+    if not path.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (VERSION_TABLE,)).fetchone()
+    except sqlite3.Error:  # not a SQLite file, or unreadable
+        return False
+    return found is not None
 
 
 class Database:
