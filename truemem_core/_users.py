@@ -72,8 +72,9 @@ class Users:
         said_vectors = await self.memories.embed(said)  # recallable at once
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)
-            said_ids = await sessions.import_sessions(conn, user, chats, said_vectors,
-                                                      self.tokens.count)
+            said_ids = await sessions.import_sessions(
+                conn, user, chats, said_vectors, self.memories.embedder.model_name,
+                self.tokens.count)
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name, deleted,
                                                     said_ids)

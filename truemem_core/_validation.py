@@ -109,6 +109,13 @@ def check_k(value: Any, what: str = "k") -> int:
     return min(value, MAX_ROWS)
 
 
+def check_count(value: Any, what: str, least: int) -> int:
+    """An int >= ``least`` (a limit, an offset), capped at ``MAX_ROWS``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInputError(f"{what} must be an int >= {least}, got {value!r}")
+    return min(value, MAX_ROWS)
+
+
 def optional_int(value: Any, what: str) -> int | None:
     """None, or an int (not a bool): an id of a document that may not carry one."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from truemem_core import InvalidInputError, MissingDependencyError
-from truemem_core.storage.database import resolve_url, sqlite_path
+from truemem_core.storage.database import require_store, resolve_url
 from truemem_server.settings import API_DOCS, ServerSettings
 
 
@@ -46,6 +46,8 @@ def register(commands: Any) -> None:
     create.add_argument("--user", help="limit the key to this one user of the tenant")
     create.add_argument("--read-only", action="store_true", help="the key cannot write")
     create.add_argument("--name", help="a note to recognise the key by")
+    create.add_argument("--new-store", action="store_true",
+                        help="create the SQLite store when the path has none (first setup)")
     listing = actions.add_parser("list", help="the keys (never their secrets)")
     listing.add_argument("--tenant", help="only this tenant's keys")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -105,8 +107,12 @@ def _serve(args: argparse.Namespace) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from truemem_server.keys import KeyStore
 
-    if args.action != "create":
-        _require_store(args.database)
+    if not (args.action == "create" and args.new_store):
+        try:  # a mistyped path, or a file deleted under a running server, is no new store
+            require_store(args.database)
+        except InvalidInputError as exc:
+            hint = "; --new-store creates one" if args.action == "create" else ""
+            raise InvalidInputError(f"{exc}{hint}") from exc
     store = KeyStore(args.database)
 
     async def run() -> None:
@@ -141,13 +147,6 @@ async def _key_action(args: argparse.Namespace, store: Any) -> None:
     else:
         key = await store.revoke(args.key_id)
         print(f"revoked {key.id} (tenant {key.tenant!r})")
-
-
-def _require_store(database: str | None) -> None:
-    path = sqlite_path(resolve_url(database))
-    if path is not None and not path.is_file():
-        raise InvalidInputError(
-            f"no TrueMem store at {path} (check --database or $TRUEMEM_DATABASE_URL)")
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -38,9 +38,7 @@ def _truemem(*args: str) -> subprocess.CompletedProcess[str]:
 def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
     """Two uvicorn workers on an SQLite store (the embedded mode; the API tests run on both)."""
     store_url = f"sqlite:///{tmp_path / 'served.db'}"
-    made = _truemem("--database", store_url, "keys", "create", "--tenant", "acme")
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip()
+    key = _key(store_url)
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "truemem_core.cli", "serve", "--database", store_url,
@@ -113,7 +111,8 @@ def _memory_kib(pid: int, field: str) -> int:
 
 
 def _key(store_url: str, *scope: str) -> str:
-    made = _truemem("--database", store_url, "keys", "create", "--tenant", "acme", *scope)
+    made = _truemem("--database", store_url, "keys", "create", "--tenant", "acme",
+                    "--new-store", *scope)
     assert made.returncode == 0, made.stderr
     return made.stdout.strip()
 
@@ -220,8 +219,11 @@ def test_keys_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     db = ["--database", str(tmp_path / "keys.db")]
     assert main([*db, "keys", "list"]) == 2  # no store yet: listing does not create one
     assert "no TrueMem store" in capsys.readouterr().err
+    assert main([*db, "keys", "create", "--tenant", "acme"]) == 2  # nor does creating a key
+    assert "--new-store creates one" in capsys.readouterr().err
+    assert not (tmp_path / "keys.db").exists()
     assert main([*db, "keys", "create", "--tenant", "acme", "--user", "ana", "--read-only",
-                 "--name", "ana's phone"]) == 0
+                 "--name", "ana's phone", "--new-store"]) == 0
     out = capsys.readouterr()
     key = out.out.strip()
     assert key.startswith("tm_") and "not shown again" in out.err
@@ -237,6 +239,32 @@ def test_keys_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main([*db, "keys", "create", "--tenant", "Not A Tenant"]) == 2
     assert "tenant must be" in capsys.readouterr().err
     assert main([*db, "keys", "revoke", "0000000000000000"]) == 2
+
+
+
+def test_a_deleted_sqlite_file_is_not_served(tmp_path: Path) -> None:
+    """The file removed under a running server: writes answered 201 and were lost,
+    /readyz said ready, and ``keys create`` made a new store at the same path."""
+    path = tmp_path / "served.db"
+    auth = {"Authorization": f"Bearer {_key(f'sqlite:///{path}')}"}
+    with serving(f"sqlite:///{path}") as (base, _):
+        added = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
+                           json={"text": "Rides a red bicycle"}, timeout=60)
+        assert added.status_code == 201, added.text
+        for leftover in tmp_path.glob("served.db*"):  # the file, its WAL and shared memory
+            leftover.unlink()
+        ready = httpx.get(f"{base}/readyz", timeout=60)
+        assert ready.status_code == 503
+        assert "deleted or replaced" in ready.json()["checks"]["database"]
+        lost = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
+                          json={"text": "Plays the cello"}, timeout=60)
+        assert lost.status_code == 503, lost.text
+        assert "deleted or replaced" in lost.text
+    assert not path.exists()
+    again = _truemem("--database", str(path), "keys", "create", "--tenant", "acme")
+    assert again.returncode == 2
+    assert "no TrueMem store" in again.stderr and "--new-store" in again.stderr
+    assert not path.exists()
 
 
 def test_on_a_terminal_a_record_is_one_plain_line() -> None:

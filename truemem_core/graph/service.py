@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id, check_k, check_storable, check_text
+from truemem_core._validation import check_count, check_id, check_k, check_storable, check_text
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
@@ -206,13 +206,27 @@ class GraphStore:
             return await traversal.path(conn, user, start.id, end.id, max_depth=depth,
                                         as_of=as_of, valid_at=valid_at)
 
-    async def graph(self, user_id: Any, *, as_of: _Instant, valid_at: _Instant) -> Graph:
+    async def graph(
+        self, user_id: Any, *, as_of: _Instant, valid_at: _Instant, limit: Any = None,
+        offset: Any = 0,
+    ) -> Graph:
+        """The whole graph, or with ``limit`` a page: from ``offset`` on, up to ``limit``
+        entities (with all their observations) and up to ``limit`` relations, each list
+        in its own order (one more row of each is read to know whether a page follows)."""
         user = self._user(user_id)
         as_of, valid_at = self._times(as_of, valid_at)
+        size = None if limit is None else check_k(limit, "limit")
+        start = check_count(offset, "offset", 0)
+        more = None if size is None else size + 1
         async with self.db.transaction(readonly=True) as conn:
-            return Graph(
-                await reads.list_entities(conn, user, type=None, query=None, as_of=as_of,
-                                          limit=None),
-                await reads.list_observations(conn, user, None, as_of=as_of, valid_at=valid_at),
-                await reads.list_relations(conn, user, None, type=None, as_of=as_of,
-                                           valid_at=valid_at))
+            entities = await reads.list_entities(conn, user, type=None, query=None,
+                                                 as_of=as_of, limit=more, offset=start)
+            relations = await reads.list_relations(conn, user, None, type=None, as_of=as_of,
+                                                   valid_at=valid_at, limit=more, offset=start)
+            follows = size is not None and (len(entities) > size or len(relations) > size)
+            entities, relations = entities[:size], relations[:size]
+            observations = await reads.list_observations(
+                conn, user, None, as_of=as_of, valid_at=valid_at,
+                of=None if size is None else {x.id for x in entities})
+        return Graph(entities, observations, relations,
+                     next_offset=start + size if follows and size is not None else None)

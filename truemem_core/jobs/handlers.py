@@ -81,7 +81,8 @@ class Handlers:
             await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
-            await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
+            await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
+                                   self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
                 stored = await write.add(conn, self.memories.env, candidate,
@@ -138,7 +139,8 @@ class Handlers:
         async with self.db.transaction() as conn:
             await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
             if await outbox.finish(conn, job.key):
-                await store_embeddings(conn, user, [m.id for m in found], vectors)
+                await store_embeddings(conn, user, [m.id for m in found], vectors,
+                                       self.memories.embedder.model_name)
 
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user; then a step

@@ -32,7 +32,7 @@ from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language.classify import classify_kind
-from truemem_core.memory import bulk, edit, maintenance, reads, rows, write
+from truemem_core.memory import bulk, edit, maintenance, reads, reembedding, rows, write
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
@@ -275,25 +275,16 @@ class MemoryStore:
     async def reembed(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
     ) -> int:
-        """Recompute every stored vector with this embedder (after changing models).
+        """Recompute every stored vector with this embedder (after changing models): the
+        memories' and the messages' (``memory.reembedding``); returns how many.
 
-        Runs in batches; the store adopts the new model only once all are done, so
-        an interrupted run is simply run again.
+        Runs in batches, each committed; vectors already this model's are skipped, so an
+        interrupted run is simply run again and goes on where it stopped. The store adopts
+        the new model only once none is left (rows written meanwhile: another pass).
         """
-        report = check_progress(progress)
-        async with self.db.transaction(readonly=True) as conn:
-            ids = await maintenance.all_memory_ids(conn)
-        for start in range(0, len(ids), batch):
-            async with self.db.transaction(readonly=True) as conn:
-                found = await maintenance.texts(conn, ids[start:start + batch])
-            vectors = await self.embed([text for _, text in found])
-            async with self.db.transaction() as conn:
-                await maintenance.store_vectors(conn, [i for i, _ in found], vectors,
-                                                self.embedder.model_name)
-            report(min(start + batch, len(ids)), len(ids))
-        async with self.db.transaction() as conn:
-            await self.db.set_embedder(conn, self.embedder.model_name, self.embedder.dimension)
-        return len(ids)
+        return await reembedding.run(self.db, self.embed, self.embedder.model_name,
+                                     self.embedder.dimension, batch=batch,
+                                     report=check_progress(progress))
 
     # -- reads -------------------------------------------------------------------
 
