@@ -28,8 +28,10 @@ def test_a_quotation_is_masked_in_place_and_the_text_around_it_stays() -> None:
     reading = read('My friend texted "don\'t forget that I win" lol. I live in Porto.')
     assert reading.text.startswith('My friend texted "don\'t forget that I win" lol.')
     assert len(reading.masked()) == len(reading.text)
-    assert "forget" not in reading.masked() and QUOTED in reading.own_words()
+    assert "forget" not in reading.masked() and "forget" not in reading.own_words()
     assert [f.text for f in extract_facts(reading.text)] == ["Lives in Porto"]
+    long = read('He wrote "I live in Berlin and I am a nurse and I love cats"')
+    assert QUOTED in long.own_words()
 
 
 def test_the_users_words_around_a_paste_are_theirs() -> None:
@@ -42,6 +44,23 @@ def test_the_users_words_around_a_paste_are_theirs() -> None:
     "Remember that my wife said I'm stubborn.",
     "Remember that I review code on Fridays.\nAlso remember that I'm vegan.",
     "Don't forget that I'm translating a book: it's due in May.",
+    "Remember that I need to fix my car: it broke down.",
 ])
 def test_a_task_or_a_report_inside_the_users_request_is_no_paste(message: str) -> None:
     assert detect_explicit(message)
+
+
+def test_a_quotation_that_ends_the_fact_keeps_its_closing_mark() -> None:
+    [fact] = detect_explicit('Remember that my favourite novel is "Dune".')
+    assert fact.text == 'Favourite novel is "Dune"'
+
+
+def test_a_sentence_with_a_task_word_that_asks_nothing_keeps_its_facts() -> None:
+    assert [f.text for f in extract_facts("I need to fix my car\nI live in Porto.")] == [
+        "Lives in Porto"]
+
+
+def test_a_short_quotation_in_a_stated_fact_is_kept() -> None:
+    assert [f.text for f in extract_facts('My favorite song is "Seven Nation Army".')] == [
+        'Favorite song is "Seven Nation Army"']
+    assert extract_facts('"I live in Berlin," she told me.') == []

@@ -29,6 +29,9 @@ from truemem_core.language.text import fold
 
 PASTED = "\n[pasted text]\n"  # what stands for a block: its own sentence, no request words
 QUOTED = "[quoted text]"  # what stands for an inline quotation where its words must not count
+# A short quotation in ``own_words``: a made-up word the rules read as any other.
+_TOKEN_STEM, _LETTERS, _KEPT_QUOTE_WORDS = "zzq", "abcdefghijklmnopqrstuvwxyz", 8
+_TOKEN = re.compile(rf"\b{_TOKEN_STEM}([a-z])\b", re.IGNORECASE)
 _MASK = "\u00b7"  # a quotation's characters, masked: no letter, no sentence end, same length
 
 # Requests to work on a text, in English, Spanish and Portuguese (with a few French and
@@ -85,10 +88,11 @@ _SPACE = re.compile(r"\s*")
 _CLOSERS = {'"': '"', "“": "”", "”": "”", "«": "»", "„": "“", "「": "」", "『": "』", "`": "`"}
 # The words that may stand before a task word at the start of a sentence.
 _REQUEST_START = re.compile(
-    r"(?:[\s,;!¡¿()\-–—]|please|pls|plz|kindly|can|could|would|will|you|u|help|me|to|i|need|"
-    r"want|'?d|like|now|ok|okay|hey|hi|hello|and|also|then|just|quickly|first|por|favor|"
-    r"puedes|podrias|quiero|que|ayudame|a|pode|poderia|voce|ajuda|oi|ola|hola|peux-tu|"
-    r"pouvez-vous|kannst|du|bitte)*"
+    r"(?:[\s,;!¡¿()\-–—]+|please|pls|plz|kindly|(?:can|could|would|will)\s+(?:you|u)|"
+    r"help\s+me(?:\s+to)?|i\s+(?:need|want)\s+you\s+to|i'?d\s+like\s+you\s+to|now|ok|okay|"
+    r"hey|hi|hello|and|also|then|just|quickly|first|por\s+favor|(?:me\s+)?(?:puedes|podrias)|"
+    r"quiero\s+que|ayudame\s+a|(?:voce\s+)?(?:pode|poderia)|me\s+ajuda\s+a|oi|ola|hola|"
+    r"peux-tu|pouvez-vous|kannst\s+du|bitte)*"
 )
 _CLAUSE_START = re.compile(r"[.!?:;\n。！？][^.!?:;\n。！？]*$")
 # After a task word, the text starts at a colon or a line break within a few words...
@@ -124,16 +128,29 @@ class Reading:
     def masked(self) -> str:
         """``text`` with each quotation's characters (not its spaces) masked: the same
         length and whitespace, so offsets found in it hold in ``text``."""
-        return self._replaced(lambda quoted: re.sub(r"\S", _MASK, quoted))
+        return self._replaced(lambda _, quoted: re.sub(r"\S", _MASK, quoted))
 
     def own_words(self) -> str:
-        """``text`` with each quotation replaced by ``QUOTED``: only what the user said."""
-        return self._replaced(lambda quoted: QUOTED)
+        """``text`` with each quotation replaced: what the user said. A short one (a title,
+        a name: "my favourite song is "Seven Nation Army"") becomes a word that
+        ``restore`` turns back into it, so a fact the user states about it keeps it; a
+        longer one becomes ``QUOTED``."""
+        def replace(n: int, quoted: str) -> str:
+            short = n < len(_LETTERS) and len(quoted.split()) <= _KEPT_QUOTE_WORDS
+            return f"{_TOKEN_STEM}{_LETTERS[n]}" if short else QUOTED
+        return self._replaced(replace)
 
-    def _replaced(self, replace: Callable[[str], str]) -> str:
+    def restore(self, own: str) -> str:
+        """Text made from ``own_words()`` with its quotations' words put back."""
+        def back(found: re.Match[str]) -> str:
+            start, end = self.quotes[_LETTERS.index(found.group(1).lower())]
+            return self.text[start:end]
+        return _TOKEN.sub(back, own)
+
+    def _replaced(self, replace: Callable[[int, str], str]) -> str:
         out, last = [], 0
-        for start, end in self.quotes:
-            out += [self.text[last:start], replace(self.text[start:end])]
+        for n, (start, end) in enumerate(self.quotes):
+            out += [self.text[last:start], replace(n, self.text[start:end])]
             last = end
         out.append(self.text[last:])
         return "".join(out)

@@ -96,8 +96,8 @@ def extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
 def _extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
     found: list[tuple[str, CandidateFact]] = []
     seen: set[str] = set()
-    own = quoting.read(user_message).own_words()
-    text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(own))
+    reading = quoting.read(user_message)
+    text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(reading.own_words()))
     for sentence in split_sentences(text):
         if _is_question(sentence):
             continue
@@ -105,9 +105,9 @@ def _extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
             matched = _match(clause)
             if matched is None or matched[1].lower() in seen or quoting.QUOTED in matched[1]:
                 continue  # a fact about a quotation would be about "[quoted text]"
-            rule, text = matched
-            seen.add(text.lower())
-            found.append((rule.category, CandidateFact(text, rule.importance, rule.kind)))
+            rule, fact = matched[0], reading.restore(matched[1])
+            seen.add(matched[1].lower())
+            found.append((rule.category, CandidateFact(fact, rule.importance, rule.kind)))
     return found
 
 
