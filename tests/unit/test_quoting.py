@@ -34,8 +34,10 @@ def test_a_quotation_is_masked_in_place_and_the_text_around_it_stays() -> None:
     assert QUOTED in long.own_words()
 
 
-def test_the_users_words_around_a_paste_are_theirs() -> None:
-    message = 'Translate "remember that I am a pilot" to French. Remember that I am vegan.'
+@pytest.mark.parametrize("quoted", ['"remember that I am a pilot"', "‘remember that I am a pilot’",
+                                    "«remember that I am a pilot»"])
+def test_the_users_words_around_a_quotation_are_theirs(quoted: str) -> None:
+    message = f"Translate {quoted} to French. Remember that I am vegan."
     assert [f.text for f in detect_explicit(message)] == ["Is vegan"]
     assert not read("Remember that I check email every morning").second_hand
 
@@ -45,6 +47,8 @@ def test_the_users_words_around_a_paste_are_theirs() -> None:
     "Remember that I review code on Fridays.\nAlso remember that I'm vegan.",
     "Don't forget that I'm translating a book: it's due in May.",
     "Remember that I need to fix my car: it broke down.",
+    "Read my notes and remember that my exam is on Monday and that I need to pass it well.\n"
+    "Remember that I'm vegan.",
 ])
 def test_a_task_or_a_report_inside_the_users_request_is_no_paste(message: str) -> None:
     assert detect_explicit(message)

@@ -10,10 +10,11 @@ request to the memory layer. Second-hand text comes in two shapes:
 - blocks, which end a sentence and are replaced by ``PASTED``: code fences, text
   between ``---`` lines, ``>`` lines, forwarded mail from its header on, a chat log
   from its first ``Name:`` line on, and what follows a request to work on a text
-  ("translate to Spanish: …", "proofread the following") or a reported "X says: …";
-- inline quotations ("…", “…”, «…», „…“, 「…」, '…', `…`), kept in place: the user
-  may quote inside their own request ("remember that my motto is "carpe diem""),
-  but a request inside a quotation is not theirs.
+  ("translate to Spanish: …", "proofread the following");
+- inline quotations ("…", “…”, ‘…’, «…», „…“, 「…」, '…', `…`) and reported words
+  ("the email says …"), kept in place: the user may quote inside their own request
+  ("remember that my motto is "carpe diem""), but a request inside a quotation is
+  not theirs.
 
 Pure regex work, linear in the message: each opener is found once and its closer is
 looked up forward from it; nothing is rescanned.
@@ -81,11 +82,12 @@ _OPENERS = re.compile(
     rf"|(?P<here>(?<![\w'])(?:{_HERE})\b)"
     rf"|(?P<task>(?<![\w'])(?:{_TASK})\b)"
     rf"|(?P<says>(?<![\w'])(?:{_SAYS})\b)"
-    r"|(?P<quote>[\"“”«„「『`]|(?<![\w'])'(?=\w))"
+    r"|(?P<quote>[\"“”‘«„「『`]|(?<![\w'])'(?=\w))"
 )
 _DELIMITED = ("fence", "rule", "quote", "blockquote")
-_SPACE = re.compile(r"\s*")
-_CLOSERS = {'"': '"', "“": "”", "”": "”", "«": "»", "„": "“", "「": "」", "『": "』", "`": "`"}
+_NOT_SPACE = re.compile(r"\S")
+_CLOSERS = {'"': '"', "“": "”", "”": "”", "‘": "’", "«": "»", "„": "“", "「": "」", "『": "』",
+            "`": "`"}
 # The words that may stand before a task word at the start of a sentence.
 _REQUEST_START = re.compile(
     r"(?:[\s,;!¡¿()\-–—]+|please|pls|plz|kindly|(?:can|could|would|will)\s+(?:you|u)|"
@@ -97,8 +99,10 @@ _REQUEST_START = re.compile(
 _CLAUSE_START = re.compile(r"[.!?:;\n。！？][^.!?:;\n。！？]*$")
 # After a task word, the text starts at a colon or a line break within a few words...
 _TASK_COLON = re.compile(r"[^\n:.?!]{0,80}?(?::|\n)")
-# ...or after the sentence, when the sentence names a text ("proofread the following?").
-_TASK_NOUN = re.compile(rf"[^\n.?!:]{{0,80}}?\b(?:{_TEXT_NOUN})\b[^\n.?!:]{{0,60}}[.?!:]*")
+# ...or after the sentence, when it names a text and ends soon after ("proofread the
+# following?"); "read my notes and remember that…" runs on: no text follows it.
+_TASK_NOUN = re.compile(
+    rf"[^\n.?!:]{{0,80}}?\b(?:{_TEXT_NOUN})\b[^\n.?!:]{{0,40}}(?:[.?!:]+|(?=\n)|$)")
 _SAYS_REPORT = re.compile(r"\s*(?:that\s*)?(?P<colon>:)?\s*(?=\w+\W+\w)")
 _SENTENCE_END = re.compile(r"[.!?…。！？](?=\s|$)|\n")
 # A chat log: lines that start with a speaker ("Bob:", "[10:32] Ana:", "User:").
@@ -211,11 +215,11 @@ class _Reader:
         named = colon or _TASK_NOUN.match(self.folded, end, limit)
         if named is None:
             return end
-        body = _SPACE.match(self.folded, named.end(), limit).end()  # type: ignore[union-attr]
-        opener = _OPENERS.match(self.folded, body, limit)
-        if body >= limit or (opener is not None and opener.lastgroup in _DELIMITED):
+        body = _NOT_SPACE.search(self.folded, named.end(), limit)
+        opener = body and _OPENERS.match(self.folded, body.start(), limit)
+        if body is None or (opener and opener.lastgroup in _DELIMITED):
             return named.end()  # nothing after it, or the text is delimited
-        self._block(body, limit)
+        self._block(body.start(), limit)
         return limit
 
     def _says(self, end: int, limit: int) -> int:
