@@ -23,6 +23,7 @@ looked up forward from it; nothing is rescanned.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -174,6 +175,7 @@ class _Reader:
         self.quotes: list[tuple[int, int]] = []
         self.length = self.last = 0  # of what ``out`` holds; how far ``text`` is copied
         self.second_hand = False
+        self.apostrophes: list[int] | None = None  # where a single quotation can close
 
     def read(self) -> Reading:
         text, folded = self.text, self.folded
@@ -238,11 +240,13 @@ class _Reader:
 
     def _quote(self, opener: str, end: int, limit: int) -> int:
         if opener == "'":
-            closed = _APOSTROPHE_CLOSE.search(
-                self.folded, end, min(limit, end + _APOSTROPHE_QUOTE_CHARS))
-            if closed is None:
+            if self.apostrophes is None:  # found once: a message of "'a 'b 'c…" stays linear
+                self.apostrophes = [m.start() for m in _APOSTROPHE_CLOSE.finditer(self.folded)]
+            at = bisect_left(self.apostrophes, end)
+            if at == len(self.apostrophes) or self.apostrophes[at] >= min(
+                    limit, end + _APOSTROPHE_QUOTE_CHARS):
                 return end  # an apostrophe: "'cause", "'90s"
-            close_at = closed.start()
+            close_at = self.apostrophes[at]
         else:
             found = self.folded.find(_CLOSERS[opener], end, limit)
             close_at = limit if found < 0 else found  # an unclosed quotation runs to the end
