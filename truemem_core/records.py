@@ -167,8 +167,8 @@ _ADDRESSED = re.compile(
     r"^\W*(?:always|never|do|don'?t|ignore|disregard|forget|tell|say|send|reply|respond|"
     r"answer|wire|transfer|pay|act|pretend|follow|obey|use|stop|give|reveal|mention|include|"
     r"output|print|write|recommend|call|click|visit|share|must|should|"
-    r"siempre|nunca|di|dile|envia|manda|transfiere|ignora|olvida|responde|contesta|usa|"
-    r"sempre|diga|envie|mande|transfira|ignore|esqueca|responda|use)\b"
+    r"siempre|nunca|di|dile|env[ií]a|manda|transfiere|ignora|olvida|responde|contesta|usa|"
+    r"sempre|diga|envie|mande|transfira|ignore|esque[cç]a|responda|use)\b"
     r"|\b(?:you|your|yours|yourself|tu|tú|usted|ustedes|você|vocês|instructions?|"
     r"instrucciones|instruções|system\s+prompt|assistant|asistente|assistente)\b",
     re.IGNORECASE,
