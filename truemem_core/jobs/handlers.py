@@ -8,6 +8,7 @@ LLM) happens before that transaction opens, holding no lock.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from truemem_core.language import (
     extract_facts,
     extract_with_llm,
     known_handle,
+    quoting,
     summarize_extractive,
     summarize_with_llm,
 )
@@ -38,6 +40,7 @@ from truemem_core.storage.schema import utcnow
 
 log = logging.getLogger("truemem.jobs")
 
+SECOND_HAND_IMPORTANCE = 2  # the most an LLM fact from an exchange with pasted text gets
 _KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
 
 
@@ -101,10 +104,16 @@ class Handlers:
         # The rules run in a thread: a long message never holds up other users' calls.
         found: list[tuple[CandidateFact, Source]] = [
             (fact, "explicit") for fact in await asyncio.to_thread(detect_explicit, said)]
-        if self.llm is None:
+        if self.llm is None:  # the rules read only the user's own words
             extracted = await asyncio.to_thread(extract_facts, said)
         else:
-            extracted = await extract_with_llm(self.llm, said, answered, known)
+            # The LLM reads no pasted block; it does read quotations and the reply, which
+            # may restate what was pasted: facts from such an exchange are kept low.
+            reading = await asyncio.to_thread(quoting.read, said)
+            extracted = await extract_with_llm(self.llm, reading.text, answered, known)
+            if reading.second_hand:
+                extracted = [dataclasses.replace(fact, importance=min(
+                    fact.importance, SECOND_HAND_IMPORTANCE)) for fact in extracted]
         return found + [(fact, "extracted") for fact in extracted]
 
     async def summarize(self, job: Any) -> None:
