@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from truemem_core import NotFoundError, TrueMem, TrueMemError
+from truemem_core.memory.peer_import import PeerRecord
 from truemem_core.memory.portability import FORMAT
 
-WRITERS = ("update", "delete", "add", "add_memories", "erase", "maintain", "import", "graph")
+WRITERS = ("update", "delete", "add", "add_memories", "erase", "maintain", "import", "graph",
+           "items", "record")
 
 # The memory ``update`` edits and ``add_memories`` restates: a restatement folds into it
 # and keeps the longer (edited) text, so it never changes the text by itself.
@@ -52,6 +54,10 @@ def _name(writer: str, n: int) -> str:
 
 def fact(writer: str, n: int) -> str:
     return f"Has a pen pal called {_name(writer, n)}"
+
+
+class _NotKept(Exception):
+    """A call that succeeded without writing (admission control turned the fact down)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,8 @@ class _Run:
         began = time.monotonic()
         try:
             write()
+        except _NotKept:
+            return False
         except NotFoundError as exc:  # a memory deleted or erased meanwhile
             if writer not in ("update", "delete"):
                 self.errors.append(exc)
@@ -144,17 +152,40 @@ class _Run:
             self.call("maintain", "", lambda: self.memory.maintain(self.user))
 
     def import_(self) -> None:
+        """An export restored (``import_user``) and another system's record imported
+        (``import_records``, as ``truemem import`` does), in turns."""
         for n in range(self.rounds):
             text = fact("import", n)
+            if n % 2:
+                record = PeerRecord(self.user, ("peer",), f"k{n}", {}, text)
+                self.call("import", text, lambda r=record: self._imported(r))
+                continue
             export = {"format": FORMAT, "memories": [
                 {"text": text, "importance": 3, "created_at": IMPORTED, "updated_at": IMPORTED}]}
             self.call("import", text, lambda e=export: self.memory.import_user(self.user, e))
+
+    def _imported(self, record: PeerRecord) -> None:
+        report = self.memory.import_records([record])
+        if report.rejected:  # admission control's verdict: nothing was acknowledged
+            raise _NotKept
+
+    def items(self) -> None:
+        for n in range(self.rounds):
+            text = fact("items", n)
+            self.call("items", text, lambda t=text, k=f"k{n}": self.memory.put_item(
+                self.user, ("notes",), k, {"n": k}, text=t))
 
     def graph(self) -> None:
         for n in range(self.rounds):
             name = _name("graph", n)
             self.call("graph", name, lambda e=name: self.memory.add_entities(
                 self.user, [{"name": e, "type": "person"}]))
+
+    def record(self) -> None:
+        for n in range(self.rounds):
+            said = f"Noted, {_name('record', n)}."
+            self.call("record", said, lambda t=said: self.memory.record_messages(
+                self.user, "s", [("assistant", t)]))
 
     def writer(self, name: str) -> Callable[[], None]:
         method: Callable[[], None] = getattr(self, "import_" if name == "import" else name)
@@ -166,12 +197,14 @@ class _Run:
         texts = {m.text for m in self.memory.list_memories(self.user, include_archived=True)}
         ids = {m.id for m in self.memory.list_memories(self.user, include_archived=True)}
         entities = {e.name for e in self.memory.graph(self.user).entities}
+        said = {m["content"] for chat in self.memory.export_user(self.user)["sessions"]
+                for m in chat["messages"]}
         erasures = [a for a in self.acks if a.writer == "erase"]
         report.acknowledged = len(self.acks)
         for ack in self.acks:
             wrote = ([] if ack.writer in ("update", "delete", "erase", "maintain")
                      else ack.what.split("\n"))
-            held = entities if ack.writer == "graph" else texts
+            held = {"graph": entities, "record": said}.get(ack.writer, texts)
             if any(erased.began > ack.ended for erased in erasures):
                 report.rewritten += [f"{ack.writer}: {w!r} outlived a later erase_user"
                                      for w in wrote if w in held]
