@@ -103,13 +103,11 @@ class _Run:
             write()
         except _NotKept:
             return False
-        except NotFoundError as exc:  # a memory deleted or erased meanwhile
-            if writer not in ("update", "delete"):
-                self.errors.append(exc)
-            return False
         except Exception as exc:  # counted and checked, not raised: the other writer goes on
-            with self.lock:
-                self.errors.append(exc)
+            # a NotFoundError of an edit or a deletion: the memory was deleted or erased
+            if not (isinstance(exc, NotFoundError) and writer in ("update", "delete")):
+                with self.lock:
+                    self.errors.append(exc)
             return False
         with self.lock:
             self.acks.append(Ack(writer, what, began, time.monotonic()))
