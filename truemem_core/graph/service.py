@@ -8,12 +8,9 @@ user's entity behaves exactly like an unknown one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_count, check_id, check_k, check_storable, check_text
 from truemem_core.errors import InvalidInputError
@@ -49,14 +46,8 @@ class GraphStore:
     def _user(self, user_id: Any) -> str:
         return check_id(user_id, "user_id", self.settings.max_id_chars)
 
-    @asynccontextmanager
-    async def _writing(self, user: str) -> AsyncIterator[AsyncConnection]:
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
-            yield conn
-
     async def _apply(self, user: str, facts: GraphFacts) -> Applied:
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await apply_facts(conn, user, facts, source_memory_id=None,
                                      source_message_id=None, now=utcnow())
 
@@ -90,7 +81,7 @@ class GraphStore:
     async def delete_entities(self, user_id: Any, entity_names: Sequence[str]) -> int:
         user = self._user(user_id)
         handles = [names.check_name(name) for name in names.items(entity_names, "names")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.entities(conn, user, handles, utcnow())
 
     async def delete_observations(
@@ -100,14 +91,14 @@ class GraphStore:
         name = names.check_name(entity)
         said = [check_text(text, "observation text", self.settings.max_text_chars)
                 for text in names.items(texts, "texts")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.observations(conn, user, name, said, utcnow())
 
     async def delete_relations(self, user_id: Any, relations: Sequence[RelationInput]) -> int:
         user = self._user(user_id)
         specs = [names.parse_relation(item, self.settings.max_text_chars)
                  for item in names.items(relations, "relations")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.relations(conn, user, specs, utcnow())
 
     # -- reads ---------------------------------------------------------------------

@@ -80,8 +80,7 @@ class Handlers:
                     supersedes=[handles[h] for h in fact.replaces if h in handles])))
             except InvalidInputError as exc:
                 log.warning("dropped an extracted fact %r: %s", fact.text, exc)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
             await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
@@ -130,8 +129,7 @@ class Handlers:
             summary = await asyncio.to_thread(summarize_extractive, state.summary, turns)
         else:
             summary = await summarize_with_llm(self.llm, state.summary, turns)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
                 await sessions.fold(
                     conn, user, session, expected_through=state.summarized_through,
@@ -145,8 +143,7 @@ class Handlers:
             found = [m for i in job.payload["message_ids"]
                      if (m := await sessions.message(conn, user, i)) is not None]
         vectors = await self.memories.embed([m.content for m in found])
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
                 await store_embeddings(conn, user, [m.id for m in found], vectors,
                                        self.memories.embedder.model_name)

@@ -49,8 +49,7 @@ class ItemStore:
             user, text, importance=importance, kind=None, source="manual")
         if fact is not None:
             fact = dataclasses.replace(fact, vector=(await self.memories.embed([fact.text]))[0])
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             old = await items.fetch(conn, user, space, name)
             memory_id = await self._index(conn, user, old, fact, space, name)
             await items.write(conn, user, space, name, document, memory_id, old)
@@ -96,8 +95,7 @@ class ItemStore:
         """Delete the item and its memory (with its text everywhere); absent: nothing."""
         user = self.memories.check_user(user_id)
         space, name = items.check_namespace(namespace), items.check_key(key)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             old = await items.fetch(conn, user, space, name)
             if old is None:
                 return

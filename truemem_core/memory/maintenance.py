@@ -58,8 +58,8 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     States and pruning are decided together, then written once: a memory pruned past
     the soft limit, whose score alone would make it active, stays archived and is not
     rewritten (raised, then pruned again, it gained two history events every exchange).
+    The caller's transaction holds the user's lock (``Database.writing``).
     """
-    await env.db.lock_user(conn, user)
     now = utcnow()
     found = (await conn.execute(select(
         memories.c.id, memories.c.importance, memories.c.source, memories.c.state,

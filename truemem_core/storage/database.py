@@ -228,6 +228,19 @@ class Database:
         await self._dialect.lock_users(conn, user_ids)
 
     @asynccontextmanager
+    async def writing(self, *user_ids: str) -> AsyncIterator[AsyncConnection]:
+        """The transaction of every writer of a user's rows: the users' locks are its
+        first statement, before it reads what it decides on. Every writer taking them
+        first, and several in one fixed order, no two writers wait on each other in a
+        cycle, and none decides on a row another is changing."""
+        async with self.transaction() as conn:
+            if len(user_ids) == 1:
+                await self.lock_user(conn, user_ids[0])
+            else:
+                await self.lock_users(conn, user_ids)
+            yield conn
+
+    @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
         """One transaction; database errors surface as ``StorageError``.
 
