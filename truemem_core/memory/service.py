@@ -13,7 +13,15 @@ import asyncio
 import contextlib
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from datetime import datetime
 from typing import Any
 
@@ -183,12 +191,33 @@ class MemoryStore:
         batch, the next one embedded while this one is written."""
         user, size = self.check_user(user_id), check_batch_size(batch_size)
         report = check_progress(progress)
-        facts = await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
-            self._item(user, n, item, importance, kind, source)
-            for n, item in enumerate(_sequence(items))])
-        batches = [facts[i:i + size] for i in range(0, len(facts), size)]
+        facts = await self.facts(user, items, importance=importance, kind=kind, source=source)
         done: list[Memory | None] = []
         known: bulk.Known = {}  # the user's vectors, from one batch to the next
+        async with contextlib.aclosing(self.embedded(facts, size)) as batches:
+            async for ready in batches:
+                async with self.db.transaction() as conn:
+                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
+                                                known=known)
+                report(len(done), len(facts))
+        return done
+
+    async def facts(
+        self, user: str, items: Any, *, importance: int | None = None,
+        kind: Kind | None = None, source: Source = "manual",
+    ) -> list[write.Candidate]:
+        """The items of a bulk add of (already checked) ``user``, each checked, their
+        vectors still to come."""
+        return await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
+            self._item(user, n, item, importance, kind, source)
+            for n, item in enumerate(_sequence(items))])
+
+    async def embedded(
+        self, facts: Sequence[write.Candidate], size: int
+    ) -> AsyncGenerator[list[write.Candidate]]:
+        """``facts`` in batches of ``size``, with their vectors; the next batch is embedded
+        while the caller writes this one."""
+        batches = [facts[i:i + size] for i in range(0, len(facts), size)]
         embedding = asyncio.ensure_future(self.embed([f.text for f in batches[0]])) \
             if batches else None
         try:
@@ -197,16 +226,11 @@ class MemoryStore:
                 vectors = await embedding
                 embedding = None if n + 1 == len(batches) else asyncio.ensure_future(
                     self.embed([f.text for f in batches[n + 1]]))
-                ready = [dataclasses.replace(f, vector=v) for f, v in zip(batch, vectors,
-                                                                           strict=True)]
-                async with self.db.transaction() as conn:
-                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
-                                                known=known)
-                report(len(done), len(facts))
+                yield [dataclasses.replace(f, vector=v)
+                       for f, v in zip(batch, vectors, strict=True)]
         finally:
             if embedding is not None:
                 embedding.cancel()
-        return done
 
     def _item(
         self, user: str, n: int, item: Any, importance: int | None, kind: Kind | None,
