@@ -119,7 +119,8 @@ class PeerImport:
         facts = await self.memories.facts(user, [r.text for r in records])
         known: bulk.Known = {}
         done = 0
-        async with contextlib.aclosing(self.memories.embedded(facts, size)) as batches:
+        async with contextlib.aclosing(
+                bulk.embedded(self.memories.embed, facts, size)) as batches:
             async for ready in batches:
                 batch = records[done:done + len(ready)]
                 async with self.db.transaction() as conn:

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import (
-    AsyncGenerator,
     Awaitable,
     Callable,
     Collection,
@@ -194,7 +193,7 @@ class MemoryStore:
         facts = await self.facts(user, items, importance=importance, kind=kind, source=source)
         done: list[Memory | None] = []
         known: bulk.Known = {}  # the user's vectors, from one batch to the next
-        async with contextlib.aclosing(self.embedded(facts, size)) as batches:
+        async with contextlib.aclosing(bulk.embedded(self.embed, facts, size)) as batches:
             async for ready in batches:
                 async with self.db.transaction() as conn:
                     done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
@@ -211,26 +210,6 @@ class MemoryStore:
         return await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
             self._item(user, n, item, importance, kind, source)
             for n, item in enumerate(_sequence(items))])
-
-    async def embedded(
-        self, facts: Sequence[write.Candidate], size: int
-    ) -> AsyncGenerator[list[write.Candidate]]:
-        """``facts`` in batches of ``size``, with their vectors; the next batch is embedded
-        while the caller writes this one."""
-        batches = [facts[i:i + size] for i in range(0, len(facts), size)]
-        embedding = asyncio.ensure_future(self.embed([f.text for f in batches[0]])) \
-            if batches else None
-        try:
-            for n, batch in enumerate(batches):
-                assert embedding is not None
-                vectors = await embedding
-                embedding = None if n + 1 == len(batches) else asyncio.ensure_future(
-                    self.embed([f.text for f in batches[n + 1]]))
-                yield [dataclasses.replace(f, vector=v)
-                       for f, v in zip(batch, vectors, strict=True)]
-        finally:
-            if embedding is not None:
-                embedding.cancel()
 
     def _item(
         self, user: str, n: int, item: Any, importance: int | None, kind: Kind | None,
