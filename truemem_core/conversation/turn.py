@@ -314,7 +314,9 @@ class Conversation:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
             if said_at is not None:
                 check_instant(said_at, "said_at")
-            if says_nothing(content):
+            # (an oversized text is refused below, before any of it is read)
+            if isinstance(content, str) and len(content) <= self.settings.max_message_chars \
+                    and says_nothing(content):
                 items.append(None)
                 continue
             text = self._check_message(content, f"{role}_message")
