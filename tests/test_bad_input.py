@@ -170,6 +170,10 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
     deepest = nested
     for _ in range(5000):
         deepest["x"] = deepest = {}
+    shallower: dict[str, Any] = {}  # deep enough to overflow a recursive walk, not json's
+    deepest = shallower
+    for _ in range(450):
+        deepest["x"] = deepest = {"n": "a"}
     calls: dict[str, Callable[[], Any]] = {
         **{f"{name} surrogate id": (lambda call=call: call("ana", "id \ud800"))
            for name, call in (("get_memory", seeded.get_memory),
@@ -197,6 +201,9 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
         "put_item NUL value": lambda: seeded.put_item("ana", ("prefs",), "k", {"n": "a\x00"}),
         "put_item NUL key": lambda: seeded.put_item("ana", ("prefs",), "k", {"a\x00": 1}),
         "put_item nested too deep": lambda: seeded.put_item("ana", ("prefs",), "k", nested),
+        "put_item nested 450 deep": lambda: seeded.put_item("ana", ("prefs",), "k", shallower),
+        "put_item value of 2 MB": lambda: seeded.put_item(
+            "ana", ("prefs",), "k", {"content": "Short answers", "blob": "x" * 2_000_000}),
         "add_memories progress not callable": lambda: seeded.add_memories(
             "ana", FACTS[:3], batch_size=1, progress=5),  # type: ignore[arg-type]
         "TrueMem settings dict": lambda: TrueMem(seeded.database_url, settings={}),  # type: ignore[arg-type]

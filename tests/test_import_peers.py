@@ -191,3 +191,46 @@ def test_admission_control_rejects_noise_and_a_second_run_skips_it_too(
         assert [m.text for m in memory.list_memories("uma")] == ["Lives in Lisbon"]
         noise = memory.get_item("uma", ("mem0", "uma"), "1")
         assert noise is not None and noise.memory_id is None  # kept, indexed by nothing
+
+
+def test_a_byte_order_mark_is_not_part_of_the_file(
+        store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exported = tmp_path / "mem0.json"  # as Windows editors and PowerShell write UTF-8
+    exported.write_text("\ufeff" + json.dumps([
+        {"id": "1", "memory": "Lives in Lisbon", "user_id": "uma"}]), encoding="utf-8")
+    out = run(capsys, "--database", store_url, "import", "--from", "mem0", str(exported))
+    assert out.startswith("1 records read: 1 new memories")
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text('\ufeff"Plays the cello"\n"Has a cat named Miso"\n', encoding="utf-8")
+    out = run(capsys, "--database", store_url, "memories", "import", "--user", "uma",
+              str(facts))
+    assert out.startswith("imported 2 facts")
+    with TrueMem(store_url) as memory:
+        assert sorted(m.text for m in memory.list_memories("uma")) == [
+            "Has a cat named Miso", "Lives in Lisbon", "Plays the cello"]
+
+
+def test_a_file_nested_too_deeply_is_one_clear_line(
+        store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    deep_lines = tmp_path / "deep.jsonl"
+    deep_lines.write_text('{"id": "1", "memory": "x", "user_id": "a", "metadata": '
+                          + "[" * 100_000 + "]" * 100_000 + "}\n")
+    langmem = tmp_path / "langmem.json"  # deep enough for a recursive walk, not for json
+    langmem.write_text(json.dumps([{"namespace": ["memories", "a"], "key": "k", "value": {
+        "content": "Likes tea", "x": json.loads("[" * 450 + "]" * 450)}}]))
+    db = ["--database", store_url]
+    for argv, why in [
+        (["import", "--from", "mem0", str(deep)], "is not a JSON array (nested too deeply"),
+        (["import", "--from", "mem0", str(deep_lines)], "line 1 is not JSON: nested too deeply"),
+        (["import", "--from", "langmem", str(langmem)],
+         "record 1 value is nested more than 100 levels deep"),
+        (["memories", "import", "--user", "a", str(deep)], "is not a JSON array (nested"),
+        (["user", "import", "--user", "a", str(deep)], "is not JSON (nested too deeply"),
+    ]:
+        assert main([*db, *argv]) == 2
+        err = capsys.readouterr().err
+        assert why in err and err.count("\n") == 1, err
+    with TrueMem(store_url) as memory:
+        assert memory.list_memories("a") == []

@@ -381,7 +381,54 @@ async def test_history_async_paths(memory: TrueMem) -> None:
     assert await history.aget_messages() == []
 
 
-def test_history_shows_the_summary_and_skips_tool_traffic(store_url: str) -> None:
+TOOL_CALL = {"name": "weather", "args": {"city": "Lisbon"}, "id": "call_1", "type": "tool_call"}
+
+
+def agent_turn() -> list[BaseMessage]:
+    return [
+        HumanMessage("What's the weather where I live? I live in Lisbon.", id="h1"),
+        AIMessage("", tool_calls=[TOOL_CALL], id="a1",
+                  response_metadata={"model_name": "m", "finish_reason": "tool_calls"}),
+        ToolMessage("Sunny, 24 degrees, wind 3 kph", tool_call_id="call_1", name="weather"),
+        AIMessage("It is sunny in Lisbon.", id="a2", additional_kwargs={"refusal": None},
+                  usage_metadata={"input_tokens": 9, "output_tokens": 6, "total_tokens": 15})]
+
+
+def test_history_gives_back_every_message_as_it_was_added(memory: TrueMem) -> None:
+    """As LangChain's own stores do: tool calls, tool results (with their call id),
+    ids and metadata come back; only the text turns are recorded, so nothing is
+    extracted from a tool's output."""
+    given = [SystemMessage("Be brief."), *agent_turn()]
+    history = TrueMemChatMessageHistory(memory, "ana", "s")
+    history.add_messages(given)
+    assert history.messages == given
+    # one message at a time (as LangGraph and add_message do): the same
+    one_by_one = TrueMemChatMessageHistory(memory, "ana", "t.1")
+    for message in given:
+        one_by_one.add_message(message)
+    assert one_by_one.messages == given
+    memory.drain()
+    assert all("Sunny" not in text and "kph" not in text for text in texts(memory))
+    context = memory.get_context("ana", "u", "weather")
+    assert all("kph" not in t.content for t in [*context.recent_messages, *context.recalled])
+    history.clear()
+    assert history.messages == [] and one_by_one.messages == given
+    assert memory.search_items(("langchain_history",), user_id="ana", limit=100) != []
+    one_by_one.clear()
+    assert memory.search_items(("langchain_history",), user_id="ana", limit=100) == []
+
+
+async def test_history_async_gives_back_every_message(memory: TrueMem) -> None:
+    history = TrueMemChatMessageHistory(memory, "ana", "s")
+    await history.aadd_messages(agent_turn()[:2])
+    await history.aadd_messages(agent_turn()[2:])
+    assert await history.aget_messages() == agent_turn()
+    await history.aclear()
+    assert await history.aget_messages() == []
+
+
+def test_history_shows_the_summary_and_keeps_tool_traffic_out_of_memory(
+        store_url: str) -> None:
     settings = Settings(recent_messages=2, summary_token_threshold=1)
     with TrueMem(store_url, settings=settings) as memory:
         history = TrueMemChatMessageHistory(memory, "ana", "s")
@@ -394,7 +441,7 @@ def test_history_shows_the_summary_and_skips_tool_traffic(store_url: str) -> Non
         assert isinstance(messages[0], SystemMessage)
         assert messages[0].text.startswith("Summary of the earlier conversation:")
         assert [m.text for m in messages[1:]] == ["I live in Lisbon", "Lovely city."]
-        assert "tool output" not in str(memory.export_user("ana"))
+        assert "tool output" not in str(memory.export_user("ana")["memories"])
         history.clear()
         assert history.messages == []
         assert "Works as a pilot at SkyAir" in texts(memory)  # long-term memories stay

@@ -302,6 +302,28 @@ def test_bad_input_is_refused_before_anything_is_written(
     assert store.search(("memories", "ana")) == [] and memory.list_memories("ana") == []
 
 
+def nested(levels: int) -> dict[str, Any]:
+    """A value whose objects are ``levels`` deep (``{"x": {"x": ... {}}}``)."""
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"x": value}
+    return value
+
+
+def test_a_value_is_at_most_1_mib_and_100_levels_deep(store: TrueMemStore) -> None:
+    where = ("memories", "ana")
+    store.put(where, "deep", nested(100), index=False)
+    assert store.get(where, "deep").value == nested(100)  # type: ignore[union-attr]
+    for levels in (101, 450, 4_999):  # 450: past what a recursive walk of it survived
+        with pytest.raises(InvalidInputError, match="nested more than 100 levels deep"):
+            store.put(where, "deeper", nested(levels), index=False)
+    fits = {"blob": "x" * (2**20 - len('{"blob": ""}'))}
+    store.put(where, "big", fits, index=False)
+    with pytest.raises(InvalidInputError, match="larger than 1,048,576 bytes as JSON"):
+        store.put(where, "bigger", {"blob": "é" * 2**19}, index=False)  # 2 bytes in UTF-8
+    assert {i.key for i in store.search(where)} == {"deep", "big"}
+
+
 def test_user_at_picks_the_user_label(memory: TrueMem) -> None:
     store = TrueMemStore(memory, user_at=0)
     store.put(("ana", "memories"), "a", {"text": "Likes tea"})

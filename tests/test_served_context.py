@@ -304,6 +304,38 @@ def test_said_at_dates_a_message_and_is_validated(memory: TrueMem) -> None:
     assert memory.get_session("ana", "t").recent == []
 
 
+def test_a_turn_with_nothing_visible_is_skipped_and_the_others_are_kept(
+        memory: TrueMem) -> None:
+    """What a tool-calling model's replies look like, and what LongMemEval's haystacks
+    hold: empty and invisible-only turns. They are skipped (None), the rest recorded."""
+    ids = memory.record_messages("ana", "s", [
+        ("user", "What's the weather in Lisbon?"), ("assistant", ""),
+        ("assistant", "\u200b\u2060 \ufeff"), ("user", "I moved to Lisbon last year."),
+        ("assistant", "Sunny, 24 degrees.")])
+    assert [i is None for i in ids] == [False, True, True, False, False]
+    recent = memory.get_session("ana", "s").recent
+    assert [(m.id, m.role, m.content) for m in recent] == [
+        (ids[0], "user", "What's the weather in Lisbon?"),
+        (ids[3], "user", "I moved to Lisbon last year."),
+        (ids[4], "assistant", "Sunny, 24 degrees.")]
+    assert memory.record_messages("ana", "t", [("assistant", "  ")]) == [None]
+    assert memory.get_session("ana", "t").recent == []
+    # an exchange whose reply is blank keeps the user's message
+    recorded = memory.record("ana", "u", "I have a cat named Miso.", "\u200b")
+    assert recorded.assistant_message_id is None
+    assert [m.content for m in memory.get_session("ana", "u").recent] == [
+        "I have a cat named Miso."]
+    memory.drain()
+    assert any("Miso" in m.text for m in memory.list_memories("ana"))
+    # a NUL or a lone surrogate is still bad input, and nothing of the list is written
+    for bad in ["\x00", "\ud800", "ok \x00"]:
+        with pytest.raises(InvalidInputError, match=r"NUL|surrogate|visible"):
+            memory.record_messages("ana", "v", [("user", "Hello"), ("assistant", bad)])
+    assert memory.get_session("ana", "v").recent == []
+    with pytest.raises(InvalidInputError, match="no visible character"):
+        memory.record("ana", "v", "\u200b", "Hello!")  # the user's message must say something
+
+
 WORDS = ["kyoto", "sister", "certbot", "locker", "wedding", "peanuts", "guitar", "tea"]
 
 

@@ -174,15 +174,16 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems):
     def record_messages(
         self, user_id: str, session_id: str,
         messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
-    ) -> list[int]:
+    ) -> list[int | None]:
         """Record ``(role, content)`` messages (roles: user, assistant, system) in order;
-        ``(role, content, said_at)``, ``said_at`` timezone-aware, dates one said earlier."""
+        ``(role, content, said_at)``, ``said_at`` timezone-aware, dates one said earlier.
+        Returns their ids; a message with no visible character is skipped (None)."""
         return self._run(self._core.conversation.record_messages(user_id, session_id, messages))
 
     async def arecord_messages(
         self, user_id: str, session_id: str,
         messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
-    ) -> list[int]:
+    ) -> list[int | None]:
         return await self._arun(
             self._core.conversation.record_messages(user_id, session_id, messages))
 

@@ -88,17 +88,18 @@ class _StoreItems:
 
     def import_records(
         self, records: Sequence[PeerRecord], *, dry_run: bool = False,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None, batch_size: int = 256,
     ) -> ImportReport:
         """Memories of another system (``truemem import``): each becomes a memory as a new
         fact does (dedup, admission), keeping its times, and a store item at its origin's
-        namespace and key, so that importing the same records again writes nothing."""
+        namespace and key, so that importing the same records again writes nothing.
+        ``batch_size`` records commit together (memories and items in one transaction)."""
         return self._loop.run(self._core.peers.run(records, dry_run=dry_run,
-                                                   progress=progress))
+                                                   progress=progress, batch_size=batch_size))
 
     async def aimport_records(
         self, records: Sequence[PeerRecord], *, dry_run: bool = False,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None, batch_size: int = 256,
     ) -> ImportReport:
-        return await self._loop.arun(self._core.peers.run(records, dry_run=dry_run,
-                                                          progress=progress))
+        return await self._loop.arun(self._core.peers.run(
+            records, dry_run=dry_run, progress=progress, batch_size=batch_size))

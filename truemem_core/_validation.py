@@ -36,6 +36,15 @@ def check_id(value: Any, what: str, max_chars: int) -> str:
     return value
 
 
+def says_nothing(value: Any) -> bool:
+    """A str with no visible character (spaces, zero-width and format characters, a BOM),
+    which is what a tool-calling model's reply holds. A NUL or an unpaired surrogate is
+    no blank: it is text no backend can store."""
+    return isinstance(value, str) and all(
+        unicodedata.category(c) in _BLANK and unicodedata.category(c) != "Cs" and c != "\x00"
+        for c in value)
+
+
 def check_text(
     value: Any, what: str, max_chars: int, *, setting: str = "max_text_chars"
 ) -> str:

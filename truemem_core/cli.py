@@ -114,11 +114,8 @@ def _memories(args: argparse.Namespace, memory: TrueMem) -> None:
 
 def _read_export(file: str) -> Any:
     try:
-        with open(file, encoding="utf-8") as source:
-            return json.load(source)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        return import_formats.load_json(import_command.read(file))
+    except ValueError as exc:  # JSONDecodeError
         raise InvalidInputError(
             f"{file} is not JSON ({exc}); give a file written by `truemem user export`"
         ) from exc
@@ -126,15 +123,10 @@ def _read_export(file: str) -> Any:
 
 def _read_facts(file: str) -> tuple[list[Any], list[str]]:
     """The facts of a JSON array or JSON Lines file, and where each one is (for errors)."""
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{file} is not UTF-8 text ({exc.reason})") from exc
+    text = import_command.read(file)
     if text.lstrip().startswith("["):
         try:
-            facts = json.loads(text)
+            facts = import_formats.load_json(text)
         except ValueError as exc:
             raise InvalidInputError(f"{file} is not a JSON array ({exc})") from exc
         return facts, [f"{file} item {n}" for n in range(len(facts))]

@@ -201,10 +201,11 @@ def in_conversation_order(turns: list[RecalledTurn]) -> list[RecalledTurn]:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """What ``record`` stored: the two message ids and the keys of the jobs it queued."""
+    """What ``record`` stored: the two message ids (the reply's None when it had no
+    visible character, and was not stored) and the keys of the jobs it queued."""
 
     user_message_id: int
-    assistant_message_id: int
+    assistant_message_id: int | None
     jobs: list[str]
 
 

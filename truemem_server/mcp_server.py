@@ -108,7 +108,7 @@ class HitOut(BaseModel):
 
 class RecordedOut(BaseModel):
     user_message_id: int
-    assistant_message_id: int
+    assistant_message_id: int | None  # None: the reply had no visible character
 
 
 class DeletedOut(BaseModel):

@@ -223,7 +223,7 @@ class ContextOut(BaseModel):
 
 class RecordedOut(BaseModel):
     user_message_id: int
-    assistant_message_id: int
+    assistant_message_id: int | None  # None: the reply had no visible character
     jobs: list[str]
 
     @classmethod

@@ -18,7 +18,13 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from truemem_core._validation import check_id, check_instant, check_k, check_text
+from truemem_core._validation import (
+    check_id,
+    check_instant,
+    check_k,
+    check_text,
+    says_nothing,
+)
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
@@ -248,24 +254,36 @@ class Conversation:
     async def record(
         self, user_id: Any, session_id: Any, user_message: Any, assistant_message: Any
     ) -> Recorded:
-        """Store an exchange and the jobs it implies, at once (``recording``)."""
+        """Store an exchange and the jobs it implies, at once (``recording``). The user
+        message must say something; a reply with no visible character (a tool-calling
+        model's) is not stored (``assistant_message_id`` None)."""
+        self._check_message(user_message, "user_message")
         ids, jobs = await self._record(
             user_id, session_id, [("user", user_message), ("assistant", assistant_message)])
+        assert ids[0] is not None
         return Recorded(ids[0], ids[1], jobs)
 
     async def record_messages(
         self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
-    ) -> list[int]:
+    ) -> list[int | None]:
         """Store ``(role, content)`` or ``(role, content, said_at)`` messages in order;
-        returns their ids. ``said_at`` (a timezone-aware datetime) dates a message
-        recorded after the fact, e.g. imported history; by default, now."""
-        return (await self._record(user_id, session_id, turns)).ids
+        returns their ids, None for a message with no visible character, which is skipped.
+        ``said_at`` (a timezone-aware datetime) dates a message recorded after the fact,
+        e.g. imported history; by default, now."""
+        return (await self._record(user_id, session_id, turns))[0]
 
     async def _record(
         self, user_id: Any, session_id: Any, turns: Sequence[tuple[Any, ...]]
-    ) -> recording.Written:
+    ) -> tuple[list[int | None], list[str]]:
+        """The ids of ``turns`` (None: skipped) and the keys of the jobs queued."""
         user, session = self._check(user_id, session_id)
-        items = self._check_turns(turns)
+        checked = self._check_turns(turns)
+        items = [item for item in checked if item is not None]
+        if len(items) < len(checked):
+            log.info("skipped %d of %d messages with no visible character",
+                     len(checked) - len(items), len(checked))
+        if not items:
+            return [None] * len(checked), []
         texts = [item.content for item in items]
         # counting a chat message's tokens takes microseconds; long texts take
         # milliseconds, and those are counted off the event loop
@@ -279,12 +297,14 @@ class Conversation:
                 conn, user, session, items,
                 summary_threshold=self.settings.summary_token_threshold)
         self.on_queued(written.jobs)
-        return written
+        stored = iter(written.ids)
+        return [None if item is None else next(stored) for item in checked], written.jobs
 
-    def _check_turns(self, turns: Any) -> list[recording.NewMessage]:
+    def _check_turns(self, turns: Any) -> list[recording.NewMessage | None]:
+        """Each turn checked, None for one with no visible character (to skip)."""
         if isinstance(turns, str | bytes) or not isinstance(turns, Sequence) or not turns:
             raise InvalidInputError("messages must be a non-empty sequence of (role, content)")
-        items = []
+        items: list[recording.NewMessage | None] = []
         for turn in turns:
             if not isinstance(turn, Sequence) or isinstance(turn, str) or len(turn) not in (2, 3):
                 raise InvalidInputError(
@@ -294,6 +314,11 @@ class Conversation:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
             if said_at is not None:
                 check_instant(said_at, "said_at")
+            # (an oversized text is refused below, before any of it is read)
+            if isinstance(content, str) and len(content) <= self.settings.max_message_chars \
+                    and says_nothing(content):
+                items.append(None)
+                continue
             text = self._check_message(content, f"{role}_message")
             items.append(recording.NewMessage(role, text, 0, said_at))
         return items

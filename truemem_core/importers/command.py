@@ -36,14 +36,18 @@ def add_parser(commands: Any) -> None:
     sub.add_argument("--user-at", type=int, default=1, metavar="N",
                      help="langmem: the namespace label that is the user id (default 1, "
                      "as in ('memories', user_id))")
+    sub.add_argument("--batch-size", type=int, default=256, metavar="N",
+                     help="records written per transaction (default 256): a run that is "
+                     "stopped keeps its whole batches, and the same command carries on")
     sub.add_argument("--dry-run", action="store_true",
                      help="read and check the file, report what would be imported, write "
                      "nothing")
 
 
-def _read(file: str) -> str:
+def read(file: str) -> str:
+    """A UTF-8 text file, without the byte order mark some editors put first."""
     try:
-        return Path(file).read_text(encoding="utf-8")
+        return Path(file).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InvalidInputError(f"cannot read {file}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -63,8 +67,9 @@ def summary(report: ImportReport, *, dry_run: bool) -> str:
 def run(args: argparse.Namespace, memory: TrueMem, bar: Bar) -> None:
     if args.user_at < 0:
         raise InvalidInputError(f"--user-at must be >= 0, got {args.user_at}")
-    records = parse(args.source, _read(args.file), args.file, user=args.user,
+    records = parse(args.source, read(args.file), args.file, user=args.user,
                     user_at=args.user_at)
     with bar("importing") as update:
-        report = memory.import_records(records, dry_run=args.dry_run, progress=update)
+        report = memory.import_records(records, dry_run=args.dry_run, progress=update,
+                                       batch_size=args.batch_size)
     print(summary(report, dry_run=args.dry_run))

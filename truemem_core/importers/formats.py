@@ -21,7 +21,7 @@ from typing import Any
 
 from truemem_core._validation import check_instant
 from truemem_core.errors import InvalidInputError
-from truemem_core.memory.items import item_text
+from truemem_core.memory.items import check_value, item_text
 from truemem_core.memory.peer_import import PeerRecord
 
 FORMATS = ("mem0", "langmem")
@@ -30,14 +30,24 @@ _NOT_KEPT = {"vector", "embedding", "score"}  # re-embedded here; a search score
 CSV_FIELD_CHARS = 1 << 26  # a pgvector dump's vector column is longer than csv's default
 
 
+def load_json(text: str) -> Any:
+    """``json.loads``; a document nested too deeply for it is an ``InvalidInputError`` (a
+    ``ValueError`` as the parser's own errors are, which callers say where it was)."""
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise InvalidInputError("nested too deeply to read") from exc
+
+
 def rows_of(text: str, name: str) -> list[Any]:
     """The rows of a JSON array (or an object holding one under ``results``, ``items``
-    or ``memories``), of JSON Lines, or of CSV with a header line."""
-    stripped = text.lstrip()
+    or ``memories``), of JSON Lines, or of CSV with a header line. A leading byte order
+    mark is not part of the text."""
+    stripped = text.removeprefix("\ufeff").lstrip()
     try:
         if stripped.startswith(("[", "{")):
             try:
-                data = json.loads(stripped)
+                data = load_json(stripped)
             except ValueError as exc:
                 if stripped.startswith("["):
                     raise InvalidInputError(f"{name} is not a JSON array ({exc})") from exc
@@ -63,10 +73,10 @@ def json_lines(text: str, name: str) -> list[tuple[int, Any]]:
     is not JSON is an ``InvalidInputError`` naming it (the parser's own "line 1" is the
     line's)."""
     parsed = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         if line.strip():
             try:
-                parsed.append((number, json.loads(line)))
+                parsed.append((number, load_json(line)))
             except ValueError as exc:
                 column = f", column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
                 message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
@@ -78,7 +88,7 @@ def json_lines(text: str, name: str) -> list[tuple[int, Any]]:
 def _object(value: Any, what: str) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value)
         except ValueError as exc:
             raise InvalidInputError(f"{what} is not JSON: {exc}") from exc
     if not isinstance(value, Mapping):
@@ -128,7 +138,7 @@ def mem0_record(row: Any, n: int, user: str | None) -> PeerRecord:
         raise InvalidInputError(f"{what} has no id")
     owner = _user(fields.get("user_id"), user, what)
     value = {k: v for k, v in fields.items() if k not in _NOT_KEPT | {"data"}}
-    value.update(id=key, memory=text)
+    value = check_value({**value, "id": key, "memory": text}, what)
     return PeerRecord(
         user_id=owner, namespace=(MEM0_NAMESPACE, owner), key=key, value=value, text=text,
         created_at=instant(fields.get("created_at"), f"{what} created_at"),
@@ -159,7 +169,7 @@ def langmem_record(row: Any, n: int, user: str | None, user_at: int) -> PeerReco
     key = row.get("key")
     if not isinstance(key, str) or not key:
         raise InvalidInputError(f"{what} has no key")
-    value = _object(row.get("value"), f"{what} value")
+    value = check_value(_object(row.get("value"), f"{what} value"), f"{what} value")
     return PeerRecord(
         user_id=labels[user_at], namespace=tuple(labels), key=key, value=value,
         text=_text(langmem_text(value), what),

@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -124,6 +124,25 @@ async def add_many(
     known.update((r.id, (r.updated_at, r.embedding_model, r.embedding))
                  for r in ledger.rows.values())
     return results
+
+
+async def embedded(
+    embed: Callable[[Sequence[str]], Awaitable[Vector]], facts: Sequence[Candidate], size: int,
+) -> AsyncGenerator[list[Candidate]]:
+    """``facts`` in batches of ``size``, with their vectors (by ``embed``); the next batch
+    is embedded while the caller writes this one."""
+    batches = [facts[i:i + size] for i in range(0, len(facts), size)]
+    embedding = asyncio.ensure_future(embed([f.text for f in batches[0]])) if batches else None
+    try:
+        for n, batch in enumerate(batches):
+            assert embedding is not None
+            vectors = await embedding
+            embedding = None if n + 1 == len(batches) else asyncio.ensure_future(
+                embed([f.text for f in batches[n + 1]]))
+            yield [replace(f, vector=v) for f, v in zip(batch, vectors, strict=True)]
+    finally:
+        if embedding is not None:
+            embedding.cancel()
 
 
 def _decide(

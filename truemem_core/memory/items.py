@@ -26,6 +26,8 @@ from truemem_core.storage.schema import store_items, utcnow
 MAX_LABEL_CHARS = 255
 MAX_NAMESPACE_CHARS = 1024
 MAX_KEY_CHARS = 1024
+MAX_VALUE_BYTES = 1 << 20  # a store value as JSON (UTF-8): 1 MiB
+MAX_VALUE_DEPTH = 100  # objects and arrays within each other
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
@@ -92,30 +94,49 @@ def check_key(value: Any) -> str:
     return check_id(value, "key", MAX_KEY_CHARS)
 
 
-def check_value(value: Any) -> dict[str, Any]:
-    """A JSON object (a mapping with str keys) as a plain dict, copied."""
+def check_value(value: Any, what: str = "value") -> dict[str, Any]:
+    """A JSON object (a mapping with str keys) as a plain dict, copied; at most
+    ``MAX_VALUE_BYTES`` as JSON and ``MAX_VALUE_DEPTH`` containers deep."""
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise InvalidInputError(
-            f"value must be a mapping with str keys (a JSON object), got {type(value).__name__}")
+            f"{what} must be a mapping with str keys (a JSON object), got {type(value).__name__}")
     try:
         dumped = json.dumps(value, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"value must be JSON-serialisable: {exc}") from exc
+        if len(dumped) > MAX_VALUE_BYTES or len(dumped.encode("utf-8", "surrogatepass")) \
+                > MAX_VALUE_BYTES:
+            raise InvalidInputError(
+                f"{what} is larger than {MAX_VALUE_BYTES:,} bytes as JSON: keep large "
+                "documents elsewhere and store a reference")
+        copied: dict[str, Any] = json.loads(dumped)
     except RecursionError as exc:
-        raise InvalidInputError("value is nested too deeply") from exc
-    copied: dict[str, Any] = json.loads(dumped)
+        raise InvalidInputError(too_deep(what)) from exc
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} must be JSON-serialisable: {exc}") from exc
     # what UTF-8 cannot carry, and NUL, which PostgreSQL's jsonb refuses
-    if not is_storable(dumped) or _has_nul(copied):
-        raise InvalidInputError("value holds a NUL or an unpaired surrogate")
+    if not is_storable(dumped) or any("\x00" in s for s in _every_string(copied, what)):
+        raise InvalidInputError(f"{what} holds a NUL or an unpaired surrogate")
     return copied
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    return isinstance(value, list) and any(map(_has_nul, value))
+def too_deep(what: str) -> str:
+    return f"{what} is nested more than {MAX_VALUE_DEPTH} levels deep"
+
+
+def _every_string(value: Any, what: str) -> list[str]:
+    """Every key and string a JSON value holds (without recursion: an InvalidInputError
+    past ``MAX_VALUE_DEPTH`` levels, not a RecursionError)."""
+    found, todo = [], [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, str):
+            found.append(node)
+            continue
+        if isinstance(node, dict | list):
+            if depth >= MAX_VALUE_DEPTH:
+                raise InvalidInputError(too_deep(what))
+            children = [*node, *node.values()] if isinstance(node, dict) else node
+            todo.extend((child, depth + 1) for child in children)
+    return found
 
 
 def check_filter(value: Any) -> dict[str, Any]:

@@ -4,11 +4,15 @@ Each record becomes a memory of its user the way a new fact does (embedded with 
 store's embedder, deduplicated against the user's memories and the file's other
 records, scored by admission control), keeping its own creation and update times,
 and is kept as a store item at its origin's namespace and key: a second import of
-the same file finds every item there and writes nothing.
+the same file finds every item there and writes nothing. Records are written in
+batches, each one transaction under the user's lock (memories, times and items
+together): an import killed midway and run again ends as one that was not, and two
+runs of one file at once import each record once.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,8 +21,8 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.memory import items
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory import bulk, items
+from truemem_core.memory.service import BATCH, MemoryStore, check_batch_size
 from truemem_core.records import Memory
 from truemem_core.storage.schema import memories, store_items, utcnow
 
@@ -80,8 +84,9 @@ class PeerImport:
 
     async def run(
         self, records: Sequence[PeerRecord], *, dry_run: bool = False,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None, batch_size: Any = BATCH,
     ) -> ImportReport:
+        size = check_batch_size(batch_size)
         report = ImportReport(read=len(records))
         by_user: dict[str, list[PeerRecord]] = {}
         for record in _fresh(records):
@@ -90,51 +95,82 @@ class PeerImport:
         for user, mine in by_user.items():
             async with self.db.transaction(readonly=True) as conn:
                 known = await _stored(conn, user, mine)
-            todo[user] = [r for r in mine if (items.joined(r.namespace), r.key) not in known]
+            todo[user] = [r for r in mine if _where(r) not in known]
             report.users[user] = len(todo[user])
         report.skipped = report.read - sum(report.users.values())
         if dry_run:
             return report
         total, done = sum(report.users.values()), 0
         for user, mine in todo.items():
-            def step(n: int, _: int, before: int = done) -> None:
+            def step(n: int, before: int = done) -> None:
                 if progress:
                     progress(before + n, total)
-            await self._import(user, mine, report, step)
+            await self._import(user, mine, report, size, step)
             done += len(mine)
         return report
 
     async def _import(
-        self, user: str, records: list[PeerRecord], report: ImportReport,
-        progress: Callable[[int, int], None],
+        self, user: str, records: list[PeerRecord], report: ImportReport, size: int,
+        progress: Callable[[int], None],
     ) -> None:
-        if not records:
-            return
-        async with self.db.transaction(readonly=True) as conn:
-            before = {i for (i,) in await conn.execute(
-                select(memories.c.id).where(memories.c.user_id == user))}
-        made = await self.memories.ingest(user, [r.text for r in records], source="manual",
-                                          admit=True, progress=progress)
-        sources: dict[str, list[PeerRecord]] = {}
-        for record, memory in zip(records, made, strict=True):
-            if memory is None:
-                report.rejected += 1
-            elif memory.id in before or memory.id in sources:
-                report.merged += 1
-            else:
-                report.added += 1
-            if memory is not None and memory.id not in before:
-                sources.setdefault(memory.id, []).append(record)
-        async with self.db.writing(user) as conn:
-            await _date(conn, user, sources)
-            await _keep(conn, user, records, made)
+        """The records of ``user`` batch by batch, each batch one transaction: its
+        memories, their times and the records' items commit together, so a run that
+        is killed leaves whole batches, and running it again carries on after them."""
+        facts = await self.memories.facts(user, [r.text for r in records])
+        known: bulk.Known = {}
+        done = 0
+        async with contextlib.aclosing(
+                bulk.embedded(self.memories.embed, facts, size)) as batches:
+            async for ready in batches:
+                batch = records[done:done + len(ready)]
+                async with self.db.writing(user) as conn:
+                    # another run of the same file may have imported them meanwhile
+                    taken = await _stored(conn, user, batch)
+                    mine = [(r, c) for r, c in zip(batch, ready, strict=True)
+                            if _where(r) not in taken]
+                    report.skipped += len(batch) - len(mine)
+                    report.users[user] -= len(batch) - len(mine)
+                    before = {i for (i,) in await conn.execute(
+                        select(memories.c.id).where(memories.c.user_id == user))}
+                    made = await bulk.add_many(conn, self.memories.env, user,
+                                               [c for _, c in mine], admit=True, known=known)
+                    kept = [r for r, _ in mine]
+                    await _date(conn, user, _sources(kept, made, before, report))
+                    await _keep(conn, user, kept, made)
+                done += len(ready)
+                progress(done)
+
+
+def _where(record: PeerRecord) -> tuple[str, str]:
+    """Where a record is kept: its origin's namespace (joined) and key."""
+    return items.joined(record.namespace), record.key
+
+
+def _sources(
+    records: Sequence[PeerRecord], made: Sequence[Memory | None], before: set[str],
+    report: ImportReport,
+) -> dict[str, list[PeerRecord]]:
+    """Each memory a batch made, with the records it was made of (counted in ``report``:
+    added, merged or rejected). A record restating a memory the batch found (the user's,
+    or one an earlier batch made) leaves that memory's times as a restatement does."""
+    sources: dict[str, list[PeerRecord]] = {}
+    for record, memory in zip(records, made, strict=True):
+        if memory is None:
+            report.rejected += 1
+        elif memory.id in before or memory.id in sources:
+            report.merged += 1
+        else:
+            report.added += 1
+        if memory is not None and memory.id not in before:
+            sources.setdefault(memory.id, []).append(record)
+    return sources
 
 
 async def _stored(
     conn: AsyncConnection, user: str, records: Sequence[PeerRecord]
 ) -> set[tuple[str, str]]:
     """Which of the records' (namespace, key) the user's items already hold."""
-    wanted = [(items.joined(r.namespace), r.key) for r in records]
+    wanted = [_where(r) for r in records]
     found: set[tuple[str, str]] = set()
     for start in range(0, len(wanted), 500):
         found.update((row.namespace, row.key) for row in await conn.execute(
@@ -160,6 +196,8 @@ async def _keep(
 ) -> None:
     """Each record as a store item at its origin's namespace and key, indexed by the
     memory it became (none when admission rejected it)."""
+    if not records:
+        return  # (an INSERT of no rows would write one of defaults)
     now = utcnow()
     await conn.execute(store_items.insert(), [
         {"user_id": user, "namespace": items.joined(r.namespace), "key": r.key,

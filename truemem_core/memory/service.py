@@ -13,7 +13,14 @@ import asyncio
 import contextlib
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from datetime import datetime
 from typing import Any
 
@@ -183,30 +190,26 @@ class MemoryStore:
         batch, the next one embedded while this one is written."""
         user, size = self.check_user(user_id), check_batch_size(batch_size)
         report = check_progress(progress)
-        facts = await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
-            self._item(user, n, item, importance, kind, source)
-            for n, item in enumerate(_sequence(items))])
-        batches = [facts[i:i + size] for i in range(0, len(facts), size)]
+        facts = await self.facts(user, items, importance=importance, kind=kind, source=source)
         done: list[Memory | None] = []
         known: bulk.Known = {}  # the user's vectors, from one batch to the next
-        embedding = asyncio.ensure_future(self.embed([f.text for f in batches[0]])) \
-            if batches else None
-        try:
-            for n, batch in enumerate(batches):
-                assert embedding is not None
-                vectors = await embedding
-                embedding = None if n + 1 == len(batches) else asyncio.ensure_future(
-                    self.embed([f.text for f in batches[n + 1]]))
-                ready = [dataclasses.replace(f, vector=v) for f, v in zip(batch, vectors,
-                                                                           strict=True)]
+        async with contextlib.aclosing(bulk.embedded(self.embed, facts, size)) as batches:
+            async for ready in batches:
                 async with self.db.writing(user) as conn:
                     done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
                                                 known=known)
                 report(len(done), len(facts))
-        finally:
-            if embedding is not None:
-                embedding.cancel()
         return done
+
+    async def facts(
+        self, user: str, items: Any, *, importance: int | None = None,
+        kind: Kind | None = None, source: Source = "manual",
+    ) -> list[write.Candidate]:
+        """The items of a bulk add of (already checked) ``user``, each checked, their
+        vectors still to come."""
+        return await asyncio.to_thread(lambda: [  # classifying is pure work: off the loop
+            self._item(user, n, item, importance, kind, source)
+            for n, item in enumerate(_sequence(items))])
 
     def _item(
         self, user: str, n: int, item: Any, importance: int | None, kind: Kind | None,

@@ -42,11 +42,16 @@ def to_turns(messages: Iterable[BaseMessage]) -> list[tuple[str, str]]:
 
 
 def from_message(message: Message) -> BaseMessage:
-    if message.role == "user":
-        return HumanMessage(message.content)
-    if message.role == "assistant":
-        return AIMessage(message.content)
-    return SystemMessage(message.content)
+    return message_of(message.role, message.content)
+
+
+def message_of(role: str, text: str) -> BaseMessage:
+    """The LangChain message of a TrueMem turn."""
+    if role == "user":
+        return HumanMessage(text)
+    if role == "assistant":
+        return AIMessage(text)
+    return SystemMessage(text)
 
 
 def history(summary: str | None, recent: Sequence[Message]) -> list[BaseMessage]:
