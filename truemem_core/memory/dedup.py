@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from truemem_core.embeddings import Vector, normalize
+from truemem_core.language.gist import gist
 
 
 def centroid(vectors: list[Vector], weights: list[float]) -> Vector:
@@ -41,13 +42,16 @@ def merge(
 ) -> Merge:
     """How a near-duplicate folds into the stored memory.
 
-    The more complete text wins (the longer one; the newer on a tie). Importance
+    The more complete text wins: the new one only when it says more (its content
+    words contain all of the stored one's and more, "Lives in Lisbon, Portugal"
+    after "Lives in Lisbon"); a restatement in other words or other punctuation leaves
+    the stored text as it is, so adding the same facts again rewrites nothing. Importance
     becomes the max of the two, and a genuine restatement — anything but a replay
     of the same source message — raises it by one more, up to
     ``reinforcement_cap``. So facts seen again across conversations climb, while
     a one-off extraction keeps its rank and is pruned first.
     """
-    text = old_text if len(old_text) > len(new_text) else new_text
+    text = new_text if gist(new_text).words > gist(old_text).words else old_text
     importance = max(old_importance, new_importance)
     if not replay and importance < reinforcement_cap:
         importance += 1

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.graph import erasure as graph_erasure
+from truemem_core.language.gist import gist
 from truemem_core.memory import items, rows
 from truemem_core.memory.admission import Admission, score_candidate
 from truemem_core.memory.decision import adds_nothing, decide
@@ -186,13 +187,12 @@ def fold(
     The rest of ``duplicates`` are absorbed into it (``absorb_events``).
     """
     old, absorbed = duplicates[0], duplicates[1:]
-    # the most complete stored text, the survivor's on a tie
-    written = max(duplicates, key=lambda row: len(row.text))
+    # the most complete stored text (the most content words), the survivor's on a tie
+    written = max(duplicates, key=lambda row: len(gist(row.text).words))
     replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
-    revived = old.state == "archived"  # comes back as it was: never rewritten
     decision = merge(
         old_text=written.text, old_importance=max(row.importance for row in duplicates),
-        new_text=written.text if revived else new.text, new_importance=new.importance,
+        new_text=new.text, new_importance=new.importance,
         replay=replay, reinforcement_cap=settings.reinforcement_cap,
     )
     values: dict[str, Any] = {
