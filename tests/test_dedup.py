@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from truemem_core import Settings, TrueMem
+from truemem_core import Memory, Settings, TrueMem
+from truemem_core.memory import write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from _common import fact_pool
@@ -88,6 +89,29 @@ def test_a_negation_or_an_ending_closes_the_old_fact(store_url: str) -> None:
                 assert closed.superseded_by == now.id and closed.valid_to is not None
                 reason = memory.history(user, was.id)[-1].reason
                 assert reason is not None and reason.startswith(("negated: ", "reversed: "))
+
+
+def test_an_extracted_negation_passes_admission_and_closes_the_old_fact(
+        store_url: str) -> None:
+    # before: novelty was measured against the fact it negates (cosine 0.96), so
+    # admission control rejected it and the allergy stayed current
+    async def one_by_one(memory: TrueMem, user: str) -> Memory | None:
+        store = memory._core.memories
+        new = await store.candidate(user, "Is not allergic to peanuts", importance=None,
+                                    kind=None, source="extracted")
+        async with store.db.transaction() as conn:
+            return await write.add(conn, store.env, new, admit=True)
+
+    with TrueMem(store_url) as memory:
+        for user in ("one", "bulk"):
+            memory.add_memory(user, "Is allergic to peanuts")
+        single = memory._loop.run(one_by_one(memory, "one"))
+        [bulk] = memory._loop.run(memory._core.memories.ingest(
+            "bulk", ["Is not allergic to peanuts"], source="extracted", admit=True))
+        for user, added in (("one", single), ("bulk", bulk)):
+            assert added is not None
+            assert [m.text for m in memory.list_memories(user)] == [
+                "Is not allergic to peanuts"]
 
 
 def test_a_one_word_difference_is_a_new_fact_returned_as_written(store_url: str) -> None:

@@ -155,10 +155,13 @@ def admission_of(
     new: Candidate, nearest: Sequence[tuple[str, float]], superseded: Mapping[str, str],
     spared: bool, settings: Settings,
 ) -> Admission:
-    """Admission control's verdict on a fact no stored one restates."""
+    """Admission control's verdict on a fact no stored one restates. Its novelty is
+    measured against the facts it leaves current: "Is not allergic to peanuts" is
+    news about "Is allergic to peanuts", however close their vectors."""
     return score_candidate(
         new.text, source=new.source,
-        max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
+        max_similarity_to_stored=max([0.0, *(score for i, score in nearest
+                                             if i not in superseded)]),
         contradicts_stored=spared,
         supersedes_stored=bool(superseded),
         threshold=settings.admission_threshold)
