@@ -149,7 +149,7 @@ def test_an_archived_memory_restated_comes_back_as_it_was(store_url: str) -> Non
 def test_re_adding_a_store_s_facts_loses_and_rewrites_nothing(store_url: str) -> None:
     # 600 synthetic facts with the default soft limit of 150: most are archived (pruned)
     # when they come again. Before the fix: 1 text lost, 1 row rewritten ("…with their
-    # cousin" became "…with their mother"), and 21 facts folded into another one at once.
+    # cousin" became "…with their mother"), and 20 facts folded into another one at once.
     with TrueMem(store_url) as memory:
         found = readd(memory, "ana", [f.text for f in fact_pool(600, seed=1)])
     assert (found.unkept, found.lost, found.rewritten) == (0, 0, 0), found
