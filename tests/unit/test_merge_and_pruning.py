@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from truemem_core.language.gist import gist
 from truemem_core.memory.dedup import merge
 from truemem_core.memory.lifecycle import PROTECTED_IMPORTANCE, is_protected
 from truemem_core.memory.pruning import PruneCandidate, select_for_pruning
@@ -20,7 +21,7 @@ texts = st.text(min_size=1, max_size=30)
 # ----------------------------------------------------------------------------- merge
 
 
-def test_the_longer_text_wins_and_the_newer_on_a_tie() -> None:
+def test_the_more_complete_text_wins_and_the_stored_one_on_a_tie() -> None:
     decision = merge(old_text="Lives in Lisbon", old_importance=3,
                      new_text="Lives in Lisbon, Portugal", new_importance=2,
                      replay=False, reinforcement_cap=5)
@@ -31,7 +32,7 @@ def test_the_longer_text_wins_and_the_newer_on_a_tie() -> None:
     assert kept.text == "Lives in Lisbon, Portugal"
     tie = merge(old_text="Likes tea", old_importance=2, new_text="Likes TEA", new_importance=2,
                 replay=False, reinforcement_cap=5)
-    assert tie.text == "Likes TEA"
+    assert tie.text == "Likes tea"  # says no more: the stored text stays
 
 
 def test_a_replay_changes_nothing_but_the_text() -> None:
@@ -55,7 +56,7 @@ def test_merge_properties(old: str, new: str, old_importance: int, new_importanc
                      new_importance=new_importance, replay=replay, reinforcement_cap=cap)
     highest = max(old_importance, new_importance)
     assert decision.text in (old, new)
-    assert len(decision.text) == max(len(old), len(new))
+    assert decision.text == (new if gist(new).words > gist(old).words else old)
     assert decision.reinforced is not replay
     # never lower than either, raised by at most one, never raised past the cap
     assert highest <= decision.importance <= max(highest, cap)

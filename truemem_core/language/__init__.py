@@ -7,7 +7,8 @@
 - ``summarize_extractive``: running summary without an LLM
 - ``extract_with_llm`` / ``summarize_with_llm``: the same with any :class:`LLM`
 - ``classify``: episodic or semantic; ``claims`` / ``contradiction``: which stored
-  fact a new one supersedes
+  fact a new one supersedes; ``gist``: a fact's content words and polarity, which
+  dedup's decision compares
 """
 
 from truemem_core.language import quoting

@@ -52,16 +52,15 @@ def _claims(text: str) -> tuple[Claim, ...]:
     return tuple(parse_claims(text))
 
 
+def clash(new_text: str, old_text: str) -> Supersession[str] | None:
+    """Whether ``new_text`` supersedes ``old_text`` (the id is the old text)."""
+    new_claims = _claims(new_text)
+    found = next(((n, o) for o in (_claims(old_text) if new_claims else ())
+                  for n in new_claims if replaces(n, o)), None)
+    return None if found is None else Supersession(old_text, old=found[1], new=found[0])
+
+
 def supersessions(new_text: str, stored: Sequence[tuple[K, str]]) -> list[Supersession[K]]:
     """Each stored fact that ``new_text`` supersedes, with the claims that clash."""
-    new_claims = _claims(new_text)
-    if not new_claims:
-        return []
-    found: list[Supersession[K]] = []
-    for memory_id, text in stored:
-        clash = next(
-            ((n, o) for o in _claims(text) for n in new_claims if replaces(n, o)), None
-        )
-        if clash is not None:
-            found.append(Supersession(memory_id, old=clash[1], new=clash[0]))
-    return found
+    return [Supersession(memory_id, old=found.old, new=found.new)
+            for memory_id, text in stored if (found := clash(new_text, text)) is not None]

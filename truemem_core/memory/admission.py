@@ -158,7 +158,7 @@ def score_candidate(
     ``max_similarity_to_stored`` is the highest cosine similarity to the user's
     memories (0 when there are none). ``contradicts_stored`` means a stored fact
     conflicts with it; ``supersedes_stored`` that the conflict is a clean update
-    (``contradiction.supersessions`` found the old fact), which is consistent.
+    (``decision.decide`` found the old fact superseded or ended), which is consistent.
     """
     if source not in RELIABILITY:
         raise ValueError(f"unknown source {source!r}")

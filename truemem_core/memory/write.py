@@ -20,10 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.graph import erasure as graph_erasure
-from truemem_core.language.contradiction import supersessions
+from truemem_core.language.gist import gist
 from truemem_core.memory import items, rows
 from truemem_core.memory.admission import Admission, score_candidate
-from truemem_core.memory.dedup import centroid, merge, same_details
+from truemem_core.memory.decision import adds_nothing, decide
+from truemem_core.memory.dedup import centroid, merge
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.records import Kind, Memory, Source
@@ -106,25 +107,41 @@ async def current_facts(
 def pick_duplicates(close: Iterable[Any], text: str) -> list[Any]:
     """Of the stored rows close to a new fact (nearest first), those it restates.
 
-    Only those whose details (numbers, names) agree with ``text`` and with each
-    other: a new fact that bridges several stored variants folds them all into
-    one, so the outcome does not depend on the order the variants arrived in.
+    Only those ``decide`` says it reinforces, and that reinforce each other: a new
+    fact that bridges several stored variants folds them all into one, so the outcome
+    does not depend on the order the variants arrived in. A text stored already, word
+    for word, reinforces that memory and changes nothing else: adding the same facts
+    again leaves the store as it was. An archived fact is never rewritten nor
+    absorbed: it comes back as it is when the new fact restates it and adds nothing
+    to it, and no current fact does.
     """
+    restated = [row for row in close if restates(row.text, text)]
+    same = [row for row in restated if row.text == text]
+    if same:
+        return same[:1]
     chosen: list[Any] = []
-    for row in close:
-        if all(same_details(row.text, other) for other in [text, *(c.text for c in chosen)]):
+    for row in restated:
+        if row.state != "archived" and all(restates(c.text, row.text) for c in chosen):
             chosen.append(row)
-    return chosen
+    if chosen:
+        return chosen
+    return next(([row] for row in restated if adds_nothing(row.text, text)), [])
+
+
+def restates(old: str, new: str) -> bool:
+    return decide(old, new, similar=True).action == "reinforce"
 
 
 def closes(new: Candidate, current: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
-    """The current facts ``new`` supersedes, each with why, and whether one was spared.
+    """The current facts ``new`` supersedes or closes, each with why, and whether one
+    was spared.
 
-    Rules and the LLM's judgement add up; only ids in ``current`` (this user's
+    ``decide`` and the LLM's judgement add up; only ids in ``current`` (this user's
     live, valid facts) count, so a stale or foreign id from the LLM does nothing.
     """
-    found = supersessions(new.text, [(i, row.text) for i, row in current.items()])
-    reasons = {s.id: s.explain() for s in found}
+    reasons = {i: decision.reason for i, row in current.items()
+               if (decision := decide(row.text, new.text, similar=False)).action
+               in ("supersede", "close")}
     for memory_id in new.supersedes:
         if memory_id in current:
             reasons.setdefault(memory_id, f"judged by the LLM: {new.text}")
@@ -138,10 +155,13 @@ def admission_of(
     new: Candidate, nearest: Sequence[tuple[str, float]], superseded: Mapping[str, str],
     spared: bool, settings: Settings,
 ) -> Admission:
-    """Admission control's verdict on a fact no stored one restates."""
+    """Admission control's verdict on a fact no stored one restates. Its novelty is
+    measured against the facts it leaves current: "Is not allergic to peanuts" is
+    news about "Is allergic to peanuts", however close their vectors."""
     return score_candidate(
         new.text, source=new.source,
-        max_similarity_to_stored=max(0.0, nearest[0][1]) if nearest else 0.0,
+        max_similarity_to_stored=max([0.0, *(score for i, score in nearest
+                                             if i not in superseded)]),
         contradicts_stored=spared,
         supersedes_stored=bool(superseded),
         threshold=settings.admission_threshold)
@@ -170,8 +190,8 @@ def fold(
     The rest of ``duplicates`` are absorbed into it (``absorb_events``).
     """
     old, absorbed = duplicates[0], duplicates[1:]
-    # the most complete stored text, the survivor's on a tie
-    written = max(duplicates, key=lambda row: len(row.text))
+    # the most complete stored text (the most content words), the survivor's on a tie
+    written = max(duplicates, key=lambda row: len(gist(row.text).words))
     replay = new.source_message_id is not None and new.source_message_id == old.source_message_id
     decision = merge(
         old_text=written.text, old_importance=max(row.importance for row in duplicates),
