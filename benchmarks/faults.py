@@ -535,6 +535,24 @@ def import_restarts(stores: Stores, backend: str, workdir: Path) -> Row:
     return row
 
 
+def readding(url: str, backend: str, facts: int) -> Row:
+    """A store's facts added again, in bulk and one by one: a restatement only reinforces
+    (dedup_decisions.py's ``readd``)."""
+    from _common import fact_pool
+    from dedup_decisions import readd
+
+    row = Row("the same facts added twice", backend)
+    texts = [f.text for f in fact_pool(facts, 0)]
+    with TrueMem(url) as memory:
+        for bulk in (True, False):
+            found = readd(memory, f"readd-{bulk}", texts, bulk=bulk)
+            row.calls += 2 * found.facts
+            row.accepted += 2 * found.facts
+            row.lost += found.lost
+            row.rewritten += found.rewritten
+    return row
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -786,6 +804,7 @@ def scenarios(stores: Stores, backend: str, args: argparse.Namespace, workdir: P
     rows.append(hostile(stores.new(), backend, args.rounds))
     rows.append(redis_outage(stores.new(), backend, args.rounds, workdir))
     rows.append(writer_pairs(stores.new(), backend, args.rounds))
+    rows.append(readding(stores.new(), backend, 600))
     rows.append(reembed_killed(stores.new(), backend))
     rows.append(import_restarts(stores, backend, workdir))
     rows.append(poisoning(stores.new(), backend, injected_messages()))
