@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -32,11 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _common import write_results
+
 from truemem_core import Memory, TrueMem
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "tests" / "data" / "dedup_pairs.jsonl"
-RESULTS = ROOT / "benchmarks" / "results" / "dedup_decisions.json"
 DECISIONS = ("reinforce", "supersede", "close", "distinct")
 ENDINGS = ("negated:", "reversed:")  # how a close's history reason starts
 
@@ -167,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--readd", type=int, default=0, metavar="N",
                         help="also re-add N synthetic facts (0: skip)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="raw results here (default: benchmarks/results/)")
     args = parser.parse_args(argv)
     pairs = load_pairs(args.pairs)
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,9 +184,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 found = readd(memory, "readd", texts)
                 print(f"\nre-adding {args.readd:,} facts (seed {args.seed}): {found}")
                 result["readd"] = asdict(found)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    print(f"\nraw results: {args.out}", file=sys.stderr)
+    write_results("dedup_decisions", result, args.json)
 
 
 if __name__ == "__main__":

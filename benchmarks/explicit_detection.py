@@ -30,13 +30,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import machine_info
+from _common import machine_info, write_results
 
 from truemem_core import TrueMem
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT / "tests" / "data" / "explicit_requests.jsonl"
-DEFAULT_JSON = REPO_ROOT / "benchmarks" / "results" / "explicit_detection.json"
 PATHS = ("get_context", "record")
 
 
@@ -97,7 +96,8 @@ def by_language(results: list[dict[str, Any]], path: str) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="raw results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="raw results here (default: benchmarks/results/)")
     args = parser.parse_args()
     rows = load(args.data)
     machine = machine_info()
@@ -123,10 +123,7 @@ def main() -> None:
             print(f"    missed: {text[:90]!r}")
         for text in f["false_explicit"]:
             print(f"    injected stored as explicit: {text[:90]!r}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
-    print(f"wrote {args.json}")
+    write_results("explicit_detection", report, args.json)
 
 
 if __name__ == "__main__":

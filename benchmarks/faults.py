@@ -791,7 +791,7 @@ def main() -> None:
     report(rows, probes)
     write_results("faults", {
         "config": {k: str(v) for k, v in vars(args).items() if k != "database_url"},
-        "scenarios": [asdict(r) for r in rows],
+        "scenarios": [{**asdict(r), "errors": dict(r.errors)} for r in rows],
         "latency": {b: [{**asdict(p), "ratio": p.ratio} for p in runs]
                     for b, runs in probes.items()}}, args.json)
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import describe_machine, machine_info, markdown_table, postgres_url
+from _common import describe_machine, machine_info, markdown_table, postgres_url, write_results
 
 from truemem_core import TrueMem
 
@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,2000,4000")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--database-url", help="PostgreSQL URL (default: a throw-away server)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="raw results here (default: benchmarks/results/)")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     rows = []
@@ -52,8 +54,10 @@ def main() -> None:
                 url = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "g.db")
             for n, seconds in zip(sizes, time_batches(url, sizes), strict=True):
                 rows.append((backend, f"{n:,}", f"{seconds:.2f}", f"{seconds / n * 1000:.2f}"))
-    print(describe_machine(machine_info(), {}))
+    machine = machine_info()
+    print(describe_machine(machine, {}))
     print(markdown_table(("backend", "relations", "seconds", "ms per relation"), rows))
+    write_results("graph_batches", {"machine": machine, "sizes": sizes, "rows": rows}, args.json)
 
 
 if __name__ == "__main__":
