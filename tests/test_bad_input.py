@@ -138,6 +138,41 @@ def test_ids_with_invisible_or_unstorable_characters_are_refused(
     unchanged(seeded, before)
 
 
+@pytest.mark.parametrize("bad", ["ana ", " ana", "ana\u00a0", "\u3000ana"])
+def test_user_ids_with_a_space_around_them_are_refused_on_every_entry(
+    seeded: TrueMem, bad: str
+) -> None:
+    """``"ana "`` would be a second user that every list shows as ``ana``."""
+    before = row_counts(seeded.database_url)
+    calls: dict[str, Callable[[], Any]] = {
+        "get_context": lambda: seeded.get_context(bad, "s", "Remember that I like tea"),
+        "record": lambda: seeded.record(bad, "s", "I work as a pilot", "Nice!"),
+        "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
+        "add_memories": lambda: seeded.add_memories(bad, ["Likes tea"]),
+        "import_user": lambda: seeded.import_user(bad, seeded.export_user("ana")),
+        "add_relations": lambda: seeded.add_relations(
+            bad, [{"source": "Ana", "type": "knows", "target": "Bob"}]),
+        "put_item": lambda: seeded.put_item(bad, ("prefs",), "k", {"v": 1}),
+        "erase_user": lambda: seeded.erase_user(bad),
+    }
+    all_refused(calls, "space at its start or end", f"the user id {bad!r}")
+    unchanged(seeded, before)
+
+
+def test_a_user_id_typed_in_two_unicode_forms_is_one_user(memory: TrueMem) -> None:
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"  # "José" both ways
+    memory.add_memory(decomposed, "Likes fado")
+    memory.record(decomposed, "s", "I live in Porto", "Nice!")
+    memory.add_relations(decomposed, [{"source": "José", "type": "lives_in", "target": "Porto"}])
+    [stored] = memory.list_memories(composed)
+    assert (stored.user_id, stored.text) == (composed, "Likes fado")
+    assert memory.get_session(composed, "s").recent[0].content == "I live in Porto"
+    assert memory.export_user(decomposed)["user_id"] == composed
+    assert memory.erase_user(composed) == 1
+    assert memory.list_memories(decomposed) == []
+    assert memory.list_entities(composed) == []
+
+
 @pytest.mark.parametrize("bad", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
 def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
     seeded: TrueMem, bad: str

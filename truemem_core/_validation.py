@@ -36,6 +36,17 @@ def check_id(value: Any, what: str, max_chars: int) -> str:
     return value
 
 
+def check_user_id(value: Any, max_chars: int, what: str = "user_id") -> str:
+    """A user id in NFC: ``cafe\u0301`` and ``caf\u00e9`` are one user. Space around it is
+    refused rather than stripped: ``"ana "`` and ``"ana"`` look alike in every listing."""
+    user = unicodedata.normalize("NFC", check_id(value, what, max_chars))
+    if user != user.strip():
+        raise InvalidInputError(f"{what} has a space at its start or end: {value!r}")
+    if len(user) > max_chars:  # NFC of a few scripts is longer than the text given
+        raise InvalidInputError(f"{what} is longer than {max_chars} characters")
+    return user
+
+
 def check_text(
     value: Any, what: str, max_chars: int, *, setting: str = "max_text_chars"
 ) -> str:

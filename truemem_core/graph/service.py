@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id, check_k, check_text
+from truemem_core._validation import check_k, check_text, check_user_id
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
@@ -47,7 +47,7 @@ class GraphStore:
         self.settings = settings
 
     def _user(self, user_id: Any) -> str:
-        return check_id(user_id, "user_id", self.settings.max_id_chars)
+        return check_user_id(user_id, self.settings.max_id_chars)
 
     @asynccontextmanager
     async def _writing(self, user: str) -> AsyncIterator[AsyncConnection]:
