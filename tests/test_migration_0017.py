@@ -1,6 +1,7 @@
 """Migration 0017: user ids stored in another Unicode form, or with a space around them,
 become the NFC id without the space that every call now takes, in every table, on both
-backends; an id whose new form is already a user is left as it is."""
+backends; an id whose new form is already a user is left as it is. The store gets the
+key of the message ids the server shows, once: a downgrade and an upgrade keep it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from migration_steps import current, head, migrate
 from sqlalchemy import column, table, update
 
 from truemem_core import TrueMem
-from truemem_core.storage.schema import api_keys, memories, messages, sessions
+from truemem_core.storage.schema import api_keys, memories, messages, sessions, store_meta
 from truemem_server.keys import KeyStore
 
 TABLES = [table(name, column("user_id")) for name in (
@@ -27,6 +28,9 @@ async def test_user_ids_stored_earlier_are_reached_by_their_accepted_form(tmp_ur
         await keys.create("acme", user="Jose")
     finally:
         await keys.close()
+    key = db_access.rows(tmp_url, store_meta.select().where(
+        store_meta.c.key == "message_id_key"))[0].value
+    assert len(bytes.fromhex(key)) == 32
     await migrate(tmp_url, "downgrade", "0016")
     stored_earlier = {"acme/Jose": "acme/Jose\u0301", "Jose": "Jose\u0301",  # NFD José
                       "acme/ana": "acme/ana ", "acme/eve": "acme/bob "}  # bob is taken
@@ -37,6 +41,8 @@ async def test_user_ids_stored_earlier_are_reached_by_their_accepted_form(tmp_ur
 
     await migrate(tmp_url, "upgrade", "head")
     assert await current(tmp_url) == head()
+    assert [row.value for row in db_access.rows(tmp_url, store_meta.select().where(
+        store_meta.c.key == "message_id_key"))] == [key]
     for rows in (memories, sessions, messages):
         assert {row.user_id for row in db_access.rows(tmp_url, rows.select())} == {
             "acme/Jos\u00e9", "acme/ana", "acme/bob", "acme/bob "}

@@ -52,6 +52,8 @@ from truemem_core import (
 )
 from truemem_server.auth import Principal, key_store, stored_user
 from truemem_server.errors import ApiError, Unauthorized, error_response, status_for
+from truemem_server.message_ids import MessageIds, of_store
+from truemem_server.routes.deps import message_ids_of
 
 INSTRUCTIONS = """\
 TrueMem is this user's long-term memory. Before answering a message, call get_context \
@@ -71,10 +73,12 @@ SESSION_HELP = (
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who a tool call acts for: the store, the user's storage id, and whether it may write."""
+    """Who a tool call acts for: the store, the user's storage id, how message ids are
+    shown (``message_ids``), and whether it may write."""
 
     memory: TrueMem
     user: str
+    ids: MessageIds
     read_only: bool = False
 
 
@@ -180,8 +184,8 @@ def _conversation_tools(server: MCPServer, caller_of: CallerOf) -> None:
                 caller.user, session_id, user_message, assistant_message)
         except TrueMemError as error:
             raise tool_error(error) from error
-        return RecordedOut(user_message_id=done.user_message_id,
-                           assistant_message_id=done.assistant_message_id)
+        return RecordedOut(user_message_id=caller.ids.shown(done.user_message_id),
+                           assistant_message_id=caller.ids.shown(done.assistant_message_id))
 
 
 def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
@@ -310,7 +314,7 @@ def stdio_user(args: argparse.Namespace) -> str:
 
 
 async def serve_stdio(memory: TrueMem, user: str) -> None:
-    caller = Caller(memory, user)
+    caller = Caller(memory, user, await of_store(memory.database_url))
 
     async def fixed() -> Caller:
         return caller
@@ -376,7 +380,8 @@ async def http_caller(request: Request) -> Caller:
     if not user:
         raise ApiError(f"a tenant key names the user: send the '{USER_HEADER}' header")
     memory: TrueMem = request.app.state.memory
-    return Caller(memory, stored_user(principal, user), principal.read_only)
+    return Caller(memory, stored_user(principal, user), await message_ids_of(request),
+                  principal.read_only)
 
 
 class KeyGate:

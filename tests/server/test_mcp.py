@@ -63,7 +63,7 @@ async def round_trip(client: Client) -> str:
     recorded = await call(client, "record", session_id="s1",
                           user_message="What should I cook tonight?",
                           assistant_message="A peanut-free curry.")
-    assert recorded["assistant_message_id"] > recorded["user_message_id"]
+    assert recorded["assistant_message_id"] != recorded["user_message_id"]
     temporary = await call(client, "add_memory", text="Is in Porto this week",
                            kind="episodic")
     edited = await call(client, "update_memory", memory_id=temporary["id"],
