@@ -26,7 +26,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -73,13 +73,20 @@ SESSION_HELP = (
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who a tool call acts for: the store, the user's storage id, how message ids are
-    shown (``message_ids``), and whether it may write."""
+    """Who a tool call acts for: the store, the user's storage id, whether it may write,
+    and how message ids are shown (``message_ids``; None: ``build_server`` reads the
+    store's)."""
 
     memory: TrueMem
     user: str
-    ids: MessageIds
     read_only: bool = False
+    ids: MessageIds | None = None
+
+    @property
+    def message_ids(self) -> MessageIds:
+        if self.ids is None:  # pragma: no cover - build_server gives every tool its ids
+            raise RuntimeError("a Caller without message ids")
+        return self.ids
 
 
 CallerOf = Callable[[], Awaitable[Caller]]
@@ -184,8 +191,9 @@ def _conversation_tools(server: MCPServer, caller_of: CallerOf) -> None:
                 caller.user, session_id, user_message, assistant_message)
         except TrueMemError as error:
             raise tool_error(error) from error
-        return RecordedOut(user_message_id=caller.ids.shown(done.user_message_id),
-                           assistant_message_id=caller.ids.shown(done.assistant_message_id))
+        ids = caller.message_ids
+        return RecordedOut(user_message_id=ids.shown(done.user_message_id),
+                           assistant_message_id=ids.shown(done.assistant_message_id))
 
 
 def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
@@ -293,6 +301,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     (``mcp_graph``); ``caller_of`` says who each call acts for."""
     from truemem_server.mcp_graph import graph_tools  # it imports Caller from here
 
+    caller_of = _with_ids(caller_of)
     server = _Server(caller_of, name="truemem", title="TrueMem", version=_version(),
                      instructions=INSTRUCTIONS, log_level="WARNING")
     _conversation_tools(server, caller_of)
@@ -300,6 +309,22 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     _editing_tools(server, caller_of)
     graph_tools(server, caller_of)
     return server
+
+
+def _with_ids(caller_of: CallerOf) -> CallerOf:
+    """``caller_of`` whose callers have their store's message ids (read once a store)."""
+    known: dict[str, MessageIds] = {}
+
+    async def complete() -> Caller:
+        caller = await caller_of()
+        if caller.ids is not None:
+            return caller
+        url = caller.memory.database_url
+        if url not in known:
+            known[url] = await of_store(url)
+        return replace(caller, ids=known[url])
+
+    return complete
 
 
 # -- stdio --------------------------------------------------------------------------
@@ -314,7 +339,7 @@ def stdio_user(args: argparse.Namespace) -> str:
 
 
 async def serve_stdio(memory: TrueMem, user: str) -> None:
-    caller = Caller(memory, user, await of_store(memory.database_url))
+    caller = Caller(memory, user)
 
     async def fixed() -> Caller:
         return caller
@@ -380,8 +405,8 @@ async def http_caller(request: Request) -> Caller:
     if not user:
         raise ApiError(f"a tenant key names the user: send the '{USER_HEADER}' header")
     memory: TrueMem = request.app.state.memory
-    return Caller(memory, stored_user(principal, user), await message_ids_of(request),
-                  principal.read_only)
+    return Caller(memory, stored_user(principal, user), principal.read_only,
+                  await message_ids_of(request))
 
 
 class KeyGate:

@@ -29,7 +29,6 @@ from truemem_server.mcp_graph_shapes import (
     search_graph,
 )
 from truemem_server.mcp_server import Caller, build_server
-from truemem_server.message_ids import of_store
 
 READ_TOOLS = {"search_memories", "list_memories", "read_graph", "search_nodes", "open_nodes",
               "causes", "effects", "path"}
@@ -208,7 +207,7 @@ CHAIN = [("Cheap VPS", "caused", "Disk full", "The VPS had a 10 GB disk"),
 
 async def test_causal_chains_with_their_evidence(memory: TrueMem) -> None:
     async def ana() -> Caller:
-        return Caller(memory, "ana", await of_store(memory.database_url))
+        return Caller(memory, "ana")
 
     async with Client(build_server(ana)) as client:
         made, structured = await tool(client, "add_causal_relation", cause=CHAIN[0][0],
@@ -246,7 +245,7 @@ async def test_causal_chains_with_their_evidence(memory: TrueMem) -> None:
 
 async def test_valid_at_keeps_what_was_true_then(memory: TrueMem) -> None:
     async def ana() -> Caller:
-        return Caller(memory, "ana", await of_store(memory.database_url))
+        return Caller(memory, "ana")
 
     march = datetime(2026, 3, 1, tzinfo=UTC)
     async with Client(build_server(ana)) as client:
@@ -264,7 +263,7 @@ async def test_valid_at_keeps_what_was_true_then(memory: TrueMem) -> None:
 
 async def test_bad_input_is_a_tool_error_and_writes_nothing(memory: TrueMem) -> None:
     async def ana() -> Caller:
-        return Caller(memory, "acme/ana", await of_store(memory.database_url))
+        return Caller(memory, "acme/ana")
 
     async with Client(build_server(ana)) as client:
         assert "entityType" in await refused(client, "create_entities",
@@ -310,7 +309,7 @@ def test_the_shapes_are_pure_functions_of_the_graph() -> None:
 
 async def test_a_deleted_entity_can_be_created_again(memory: TrueMem) -> None:
     async def ana() -> Caller:
-        return Caller(memory, "ana", await of_store(memory.database_url))
+        return Caller(memory, "ana")
 
     async with Client(build_server(ana)) as client:
         start = datetime.now(UTC).isoformat()
@@ -327,7 +326,7 @@ async def test_a_deleted_entity_can_be_created_again(memory: TrueMem) -> None:
 
 async def test_the_graph_is_also_the_reference_servers_resource(memory: TrueMem) -> None:
     async def ana() -> Caller:
-        return Caller(memory, "ana", await of_store(memory.database_url), read_only=True)
+        return Caller(memory, "ana", read_only=True)
 
     await memory.aadd_observations("ana", [ObservationSpec("Ana", "Lives in Lisbon",
                                                            entity_type="person")])

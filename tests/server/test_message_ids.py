@@ -86,7 +86,7 @@ async def test_a_tenant_sees_opaque_message_ids_the_same_everywhere(store_url: s
 
 def _caller(memory: TrueMem, ids: MessageIds) -> Any:
     async def acme_ana() -> Caller:
-        return Caller(memory, "acme/ana", ids)
+        return Caller(memory, "acme/ana", ids=ids)
     return acme_ana
 
 
