@@ -13,6 +13,7 @@ and their ``created_at``. Framework-free.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -25,20 +26,26 @@ KEY = "message_id_key"
 _HALF = 26  # bits of each half: ids below 2**52
 _MASK = (1 << _HALF) - 1
 _ROUNDS = 8
+_CACHED = 65_536  # ids remembered shown (about 10 MB at most)
 
 
 class MessageIds:
     """Shows a stored message id (``shown``) and finds it again (``stored``)."""
 
     def __init__(self, key: bytes) -> None:
-        self._key = key
+        # one keyed hash per round, copied for each value (keying a hash costs more)
+        self._rounds = [hashlib.blake2b(bytes([step]), key=key, digest_size=4)
+                        for step in range(_ROUNDS)]
+        # a session's recent messages are shown again with every context: a few µs each
+        self.shown = functools.lru_cache(maxsize=_CACHED)(self._shown)
 
     def _round(self, step: int, half: int) -> int:
-        digest = hashlib.blake2b(half.to_bytes(4, "big") + bytes([step]), key=self._key,
-                                 digest_size=4).digest()
-        return int.from_bytes(digest, "big") & _MASK
+        hashed = self._rounds[step].copy()
+        hashed.update(half.to_bytes(4, "big"))
+        return int.from_bytes(hashed.digest(), "big") & _MASK
 
-    def shown(self, stored: int) -> int:
+    def _shown(self, stored: int) -> int:
+        """The id shown for the message stored as ``stored``."""
         if not 0 <= stored < 1 << 2 * _HALF:  # pragma: no cover - 4.5e15 messages
             raise ValueError(f"message id {stored} is beyond 2**52")
         left, right = stored >> _HALF, stored & _MASK
