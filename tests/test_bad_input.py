@@ -10,7 +10,7 @@ the test's own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +222,8 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
         "list_memories valid_at past UTC": lambda: seeded.list_memories("ana", valid_at=far),
         "record_messages said_at past UTC": lambda: seeded.record_messages(
             "ana", "s", [("user", "I like tea", far)]),
+        "record_messages said_at in 9999": lambda: seeded.record_messages(
+            "ana", "s", [("user", "I like tea", datetime(9999, 1, 1, tzinfo=UTC))]),
         "drain text timeout": lambda: seeded.drain("x"),  # type: ignore[arg-type]
         "drain NaN timeout": lambda: seeded.drain(float("nan")),
         "get_entity surrogate": lambda: seeded.get_entity("ana", "Lisbon \ud800"),

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from truemem_core._validation import check_id, check_instant, check_k, check_text
+from truemem_core._validation import check_id, check_instant, check_k, check_recorded, check_text
 from truemem_core.conversation import recording, sessions
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
@@ -292,8 +292,8 @@ class Conversation:
             role, content, said_at = (*turn, None)[:3]
             if role not in ROLES:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
-            if said_at is not None:
-                check_instant(said_at, "said_at")
+            if said_at is not None:  # said earlier: never later than now
+                check_recorded(check_instant(said_at, "said_at"), "said_at")
             text = self._check_message(content, f"{role}_message")
             items.append(recording.NewMessage(role, text, 0, said_at))
         return items
