@@ -47,9 +47,11 @@ from truemem_core import (
     Memory,
     NotFoundError,
     ScoredMemory,
+    Settings,
     TrueMem,
     TrueMemError,
 )
+from truemem_core._validation import check_user_id
 from truemem_server.auth import Principal, key_store, stored_user
 from truemem_server.errors import ApiError, Unauthorized, error_response, status_for
 from truemem_server.message_ids import MessageIds, of_store
@@ -331,11 +333,12 @@ def _with_ids(caller_of: CallerOf) -> CallerOf:
 
 
 def stdio_user(args: argparse.Namespace) -> str:
-    """``--user``, else ``$TRUEMEM_MCP_USER``; an error naming both when neither is set."""
+    """``--user``, else ``$TRUEMEM_MCP_USER``; an error naming both when neither is set,
+    and the core's (``check_user_id``) for an id no call would take: said at start."""
     user = getattr(args, "user", None) or os.environ.get("TRUEMEM_MCP_USER", "")
     if not user.strip():
         raise InvalidInputError("no user: pass --user USER or set TRUEMEM_MCP_USER")
-    return str(user)
+    return check_user_id(user, Settings.from_env().max_id_chars)
 
 
 async def serve_stdio(memory: TrueMem, user: str) -> None:

@@ -107,6 +107,17 @@ def test_stdio_without_a_user_says_how_to_give_one(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()
 
 
+def test_stdio_with_a_padded_user_says_so_at_start(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TRUEMEM_MCP_USER"}
+    done = subprocess.run(
+        [sys.executable, *CLI, "--user", "ana ", "--database", str(tmp_path / "x.db")],
+        cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        timeout=60)
+    assert done.returncode == 2
+    assert "user_id has a space at its start or end" in done.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
 # -- streamable HTTP, mounted on the API app -------------------------------------------
 
 
