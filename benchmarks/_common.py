@@ -530,7 +530,8 @@ def dataset_parser(description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help=f"directory of the data files (default: {DEFAULT_DATA})")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     parser.add_argument("--only", choices=("locomo", "longmemeval"))
     return parser
 
@@ -665,6 +666,19 @@ def progress(message: str, *, final: bool = True) -> None:
     else:
         sys.stderr.write(message + "\n")
     sys.stderr.flush()
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def write_results(name: str, data: Mapping[str, Any], path: Path | None = None) -> Path:
+    """Write a run's raw results as JSON to ``path`` (``--json``), by default
+    ``benchmarks/results/<name>.json``, the file docs/benchmarks.md takes its figures from."""
+    target = path or RESULTS / f"{name}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    progress(f"wrote {target}")
+    return target
 
 
 def percentiles(seconds: Sequence[float]) -> dict[str, float]:

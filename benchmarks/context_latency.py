@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import statistics
@@ -78,6 +77,7 @@ from _common import (
     require_empty,
     server_versions,
     settle,
+    write_results,
 )
 from sqlalchemy import Engine, event, func, select
 
@@ -527,7 +527,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a Settings field for the runs (e.g. embedding_threads=1)")
     parser.add_argument("--tmpdir", help="where the SQLite file goes (default: system temp)")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if set(backends) - {"sqlite", "postgres"} or not backends:
@@ -583,16 +584,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{r.backend} memories {r.memories_load_seconds:.1f} + sessions "
         f"{r.sessions_load_seconds:.1f}" for r in results) + "\n")
     print(tables(results))
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": machine,
-            "config": {k: (str(v) if isinstance(v, Path) else v)
-                       for k, v in vars(args).items() if k != "database_url"},
-            "dataset": {"users": data.users, "per_user": data.per_user, "rows": data.rows,
-                        "distinct_texts": len(data.facts), "model": embedder.model_name},
-            "results": [asdict(r) for r in results],
-        }, indent=2) + "\n")
-        print(f"\nwrote {args.json}")
+    write_results("context_latency", {
+        "machine": machine,
+        "config": {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items() if k != "database_url"},
+        "dataset": {"users": data.users, "per_user": data.per_user, "rows": data.rows,
+                    "distinct_texts": len(data.facts), "model": embedder.model_name},
+        "results": [asdict(r) for r in results],
+    }, args.json)
     return 0
 
 

@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _common import (
@@ -44,6 +45,7 @@ from _common import (
     locomo_turns,
     machine_info,
     percentiles,
+    write_results,
 )
 
 from truemem_core import MiniLMEmbedder
@@ -141,6 +143,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help=f"directory of {LOCOMO_FILE}, for --int8-queries "
                              f"(default: {DEFAULT_DATA})")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args()
     if args.pause < 0:
         parser.error("--pause must not be negative")
@@ -174,26 +178,36 @@ def main() -> int:
           f"p95 {medium['p95_ms']:.2f} ms")
     print(f"batches of 32 mixed texts ({args.batches} runs): p50 {batches['p50_ms']:.1f} ms, "
           f"{32_000 / batches['p50_ms']:.0f} texts/s")
+    results: dict[str, Any] = {
+        "machine": machine, "config": {k: str(v) for k, v in vars(args).items()},
+        "precision": embedder.precision, "load_seconds": load_seconds,
+        "query_10_tokens": short, "text_40_tokens": medium, "batch_32": batches,
+        "batch_texts_per_s": 32_000 / batches["p50_ms"]}
     if int8 is not None:
         for label, both in (("one query, 10 tokens", short_both),
                             ("one text, 40 tokens", medium_both)):
             fp32, quantised = percentiles(both[0]), percentiles(both[1])
+            results[f"int8_queries, {label}"] = quantised
             print(f"{label}, alternated, int8 queries: p50 {quantised['p50_ms']:.2f} ms, "
                   f"p95 {quantised['p95_ms']:.2f} ms (fp32 above: p50 {fp32['p50_ms']:.2f} "
                   f"ms, ratio {quantised['p50_ms'] / fp32['p50_ms']:.2f})")
     if args.reference.is_file():
-        print("\n" + fidelity(embedder.embed, args.reference))
+        results["fidelity"] = fidelity(embedder.embed, args.reference)
+        print("\n" + results["fidelity"])
         if int8 is not None:
-            print(fidelity(int8, args.reference, ", int8 queries,"))
+            results["fidelity_int8_queries"] = fidelity(int8, args.reference, ", int8 queries,")
+            print(results["fidelity_int8_queries"])
     else:
         print(f"\nno reference vectors at {args.reference}: fidelity not measured",
               file=sys.stderr)
     if int8 is not None:
         if (args.data / LOCOMO_FILE).is_file():
-            print("\n" + search_overlap(embedder, int8, args.data))
+            results["search_overlap"] = search_overlap(embedder, int8, args.data)
+            print("\n" + results["search_overlap"])
         else:
             print(f"\n{args.data / LOCOMO_FILE} not found: pass --data DIR; search overlap "
                   "not measured", file=sys.stderr)
+    write_results("embedder", results, args.json)
     return 0
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import tempfile
 import time
@@ -86,6 +85,7 @@ from _common import (
     parse_overrides,
     postgres_url,
     progress,
+    write_results,
 )
 from sqlalchemy import func, select
 
@@ -553,8 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_data(parser, args.data)
     result = run(args)
     progress(f"done in {result['seconds']} s")
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str))
+    write_results("end_to_end", result, args.json)
     return 0
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import write_results
 from numpy.typing import NDArray
 
 from truemem_core import default_embedder
@@ -178,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="persona_chat_valid.json")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--threshold", type=float, default=0.6, help="main cosine threshold")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(
@@ -215,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
     }
     print_report(report)
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_results("extraction_persona", report, args.json)
     return 0
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -36,11 +37,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from _common import create_database
+from _common import create_database, write_results
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
@@ -66,6 +67,9 @@ class Row:
     errors: Counter[str] = field(default_factory=Counter)
     untyped: int = 0
     internals: int = 0
+    rewritten: int = 0
+    poisoned: int = 0
+    note: str = ""
 
     def outcome(self, result: object, *, secret: str = "") -> bool:
         """Count one call's result; True when it returned."""
@@ -353,6 +357,167 @@ def redis_outage(url: str, backend: str, rounds: int, workdir: Path) -> Row:
     return row
 
 
+LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "explicit_requests.jsonl"
+POISONED_IMPORTANCE = 4  # what a second-hand text must never reach (docs/memory-model.md)
+
+
+def injected_messages() -> list[str]:
+    """The labelled set's quoted, pasted and forwarded instructions (not the user's own)."""
+    rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return [row["text"] for row in rows if row["category"] not in ("direct", "not_request")]
+
+
+def poisoning(url: str, backend: str, attempts: list[str]) -> Row:
+    """Pasted, quoted and forwarded instructions: none may become a strong memory or be
+    served as the user's own words."""
+    row = Row("attacker: poisoning attempts", backend)
+    with TrueMem(url) as memory:
+        for n, text in enumerate(attempts):
+            try:
+                result: Any = memory.record("mallory", f"s{n}", text, "Here is a summary.")
+            except BaseException as exc:
+                result = exc
+            row.outcome(result)
+        memory.drain(timeout=300)
+        row.poisoned += sum(m.importance >= POISONED_IMPORTANCE or m.source == "explicit"
+                            for m in memory.list_memories("mallory"))
+        critical = memory.get_context("mallory", "later", "What should I do today?").critical
+        row.poisoned += len(critical)
+    return row
+
+
+FLOOD_BYTES = 32 * 1024 * 1024
+
+
+def _tree_rss_kib(pid: int) -> int:
+    """Resident memory of a process and its children (uvicorn's workers), in KiB."""
+    total, todo = 0, [pid]
+    while todo:
+        here = todo.pop()
+        with contextlib.suppress(OSError):
+            status = Path(f"/proc/{here}/status").read_text()
+            total += int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+            children = Path(f"/proc/{here}/task/{here}/children").read_text().split()
+            todo += [int(c) for c in children]
+    return total
+
+
+@contextlib.contextmanager
+def served(url: str) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    """A real `truemem serve` on a loopback port: (base URL, a tenant key, the process)."""
+    import httpx  # the server extras; only this scenario needs them
+
+    TrueMem(url).close()  # the store, as an application makes it before keys are made
+    made = subprocess.run([sys.executable, "-m", "truemem_core.cli", "--database", url,
+                           "keys", "create", "--tenant", "acme"],
+                          capture_output=True, text=True, check=True)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "truemem_core.cli", "serve", "--database", url,
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "TRUEMEM_REDIS_URL": ""})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and server.poll() is None:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/readyz").status_code == 200:
+                    break
+            time.sleep(0.2)
+        yield base, made.stdout.strip(), server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def unauthenticated_flood(url: str, backend: str, rounds: int, count: int) -> Row:
+    """Large bodies without a key (or with a wrong one) while a tenant writes: every flood
+    request is refused without being read, every tenant write is kept."""
+    import httpx
+
+    row = Row("attacker: unauthenticated flood", backend)
+    body = b"[" + b'{"text": "x"},' * (FLOOD_BYTES // 14) + b'{"text": "x"}]'
+    with served(url) as (base, key, server):
+        before = _tree_rss_kib(server.pid)
+        wanted: set[str] = set()
+        for r in range(rounds):
+            def flood(n: int) -> int:
+                headers = {"Content-Type": "application/json"}
+                if n % 2:
+                    headers["Authorization"] = "Bearer tm_not-a-key"
+                with contextlib.suppress(httpx.TransportError):  # refused mid-upload is fine
+                    return httpx.post(f"{base}/v1/users/ana/import", content=body,
+                                      headers=headers, timeout=120).status_code
+                return 401
+
+            def write(n: int, r: int = r) -> str:
+                text = f"Keeps a rare stamp number {r}-{n}"
+                answer = httpx.post(f"{base}/v1/users/ana/memories", json={"text": text},
+                                    headers={"Authorization": f"Bearer {key}"}, timeout=120)
+                answer.raise_for_status()
+                return str(answer.json()["text"])  # what was acknowledged (maybe merged)
+
+            calls: list[Callable[[], Any]] = [lambda n=n: flood(n) for n in range(count)]
+            calls += [lambda n=n: write(n) for n in range(count // 4 or 1)]
+            results = race(calls)
+            for result in results:
+                if isinstance(result, int):
+                    row.calls += 1
+                    row.leaks += result < 400  # a flood request that was served
+                    row.errors[f"HTTP {result}"] += 1
+                elif row.outcome(result):
+                    wanted.add(result)
+        grown = (_tree_rss_kib(server.pid) - before) / 1024
+        answer = httpx.get(f"{base}/v1/users/ana/memories",
+                           headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        stored = {m["text"] for m in answer.json()}
+        row.lost += len(wanted - stored)
+        row.note = f"server memory grew {grown:.0f} MiB over {rounds * count} bodies " \
+                   f"of {FLOOD_BYTES // 2**20} MiB"
+    return row
+
+
+def writer_pairs(url: str, backend: str, rounds: int) -> Row:
+    """Every pair of writers of one user raced, each against a ledger of what was
+    acknowledged (tests/faults/writer_pairs.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "faults"))
+    from writer_pairs import WRITERS, race_writers
+
+    row = Row("writer pairs, one user", backend)
+    with TrueMem(url) as memory:
+        for first, second in itertools.combinations(WRITERS, 2):
+            report = race_writers(memory, first, second, rounds=rounds,
+                                  user=f"{first}-{second}")
+            row.calls += report.acknowledged + len(report.errors)
+            row.accepted += report.acknowledged
+            row.lost += len(report.lost)
+            row.rewritten += len(report.rewritten)
+            row.untyped += report.untyped
+            row.errors.update(error.split(":")[0] for error in report.errors)
+    return row
+
+
+def reembed_killed(url: str, backend: str) -> Row:
+    """``truemem reembed`` killed with SIGKILL midway, then run again (reembed_fault.py)."""
+    from reembed_fault import kill_mid_reembed
+
+    row = Row("reembed killed midway, run again", backend)
+    found = kill_mid_reembed(url, facts=300, turns=300)
+    row.calls = row.accepted = found.vectors
+    row.lost = found.lost
+    row.rewritten = found.stale + found.wrong + found.switched_early
+    row.note = (f"{found.done_at_kill} of {found.vectors} vectors done at the kill, "
+                f"{found.recomputed} recomputed by the second run")
+    return row
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -565,6 +730,8 @@ def main() -> None:
     parser.add_argument("--flood-apart", action="store_true",
                         help="flood from a TrueMem in a separate process (a control: the "
                              "same load on the machine, nothing shared but the database)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args()
     rows: list[Row] = []
     probes: dict[str, list[Probe]] = {}
@@ -587,6 +754,11 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(rows, probes)
+    write_results("faults", {
+        "config": {k: str(v) for k, v in vars(args).items() if k != "database_url"},
+        "scenarios": [asdict(r) for r in rows],
+        "latency": {b: [{**asdict(p), "ratio": p.ratio} for p in runs]
+                    for b, runs in probes.items()}}, args.json)
 
 
 def scenarios(stores: Stores, backend: str, args: argparse.Namespace, workdir: Path) -> list[Row]:
@@ -596,6 +768,10 @@ def scenarios(stores: Stores, backend: str, args: argparse.Namespace, workdir: P
     rows.append(duplicate_delivery(stores.new(), backend, args.rounds, args.writers))
     rows.append(hostile(stores.new(), backend, args.rounds))
     rows.append(redis_outage(stores.new(), backend, args.rounds, workdir))
+    rows.append(writer_pairs(stores.new(), backend, args.rounds))
+    rows.append(reembed_killed(stores.new(), backend))
+    rows.append(poisoning(stores.new(), backend, injected_messages()))
+    rows.append(unauthenticated_flood(stores.new(), backend, args.rounds, 8))
     return rows
 
 
@@ -604,15 +780,19 @@ def _phases(late: Phases) -> str:
 
 
 def report(rows: list[Row], probes: dict[str, list[Probe]]) -> None:
-    head = ("scenario", "backend", "calls", "accepted", "lost", "dup", "leaks", "failed erase",
-            "untyped", "internals", "errors by type")
-    table = [head] + [(r.scenario, r.backend, r.calls, r.accepted, r.lost, r.duplicates, r.leaks,
-                       r.failed_erasures, r.untyped, r.internals,
+    head = ("scenario", "backend", "calls", "accepted", "lost", "rewritten", "dup", "leaks",
+            "failed erase", "untyped", "internals", "poisoned", "errors by type")
+    table = [head] + [(r.scenario, r.backend, r.calls, r.accepted, r.lost, r.rewritten,
+                       r.duplicates, r.leaks, r.failed_erasures, r.untyped, r.internals,
+                       r.poisoned,
                        ", ".join(f"{k} {v}" for k, v in sorted(r.errors.items())) or "-")
                       for r in rows]
     widths = [max(len(str(line[i])) for line in table) for i in range(len(head))]
     for line in table if rows else []:
         print(" | ".join(str(cell).ljust(w) for cell, w in zip(line, widths, strict=True)))
+    for r in rows:
+        if r.note:
+            print(f"{r.scenario} ({r.backend}): {r.note}")
     print()
     for backend, runs in probes.items():
         for p in runs:

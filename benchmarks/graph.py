@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import tempfile
 import time
@@ -51,6 +50,7 @@ from _common import (
     progress,
     server_versions,
     settle,
+    write_results,
 )
 from sqlalchemy import Engine, select
 
@@ -307,7 +307,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--chunk", type=int, default=5000, help="rows per insert transaction")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tmpdir", help="where the SQLite file goes (default: system temp)")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if set(args.backends) - {"sqlite", "postgres"}:
@@ -344,12 +345,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{r.backend} memories {r.load_seconds['memories']:.0f} + graph "
         f"{r.load_seconds['graph']:.0f} ({r.graph_rows:,} rows)" for r in results) + "\n")
     print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": machine, "results": [asdict(r) for r in results],
-            "config": {k: (str(v) if isinstance(v, Path) else v)
-                       for k, v in vars(args).items() if k != "database_url"},
-        }, indent=2) + "\n")
+    write_results("graph", {
+        "machine": machine, "results": [asdict(r) for r in results],
+        "config": {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items() if k != "database_url"},
+    }, args.json)
     return 0
 
 

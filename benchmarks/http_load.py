@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import signal
@@ -54,6 +53,7 @@ from _common import (
     postgres_url,
     progress,
     server_versions,
+    write_results,
 )
 
 from truemem_core import Settings, TrueMem, default_embedder
@@ -280,7 +280,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--distinct-texts", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database-url", help="an empty PostgreSQL database to use")
-    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     return parser.parse_args(argv)
 
 
@@ -304,8 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{args.workers} uvicorn worker(s)")
     for result in results:
         print(report(result, args.clients))
-    if args.json:
-        args.json.write_text(json.dumps({"machine": machine, "results": results}, indent=2))
+    write_results("http_load", {"machine": machine, "results": results}, args.json)
     failed = sum(r[part]["load"]["errors"] for r in results for part in ("in_process", "http"))
     return 1 if failed else 0
 

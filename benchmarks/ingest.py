@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -47,6 +46,7 @@ from _common import (
     postgres_url,
     progress,
     server_versions,
+    write_results,
 )
 
 from truemem_core import Settings, TrueMem, default_embedder
@@ -80,7 +80,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="a Settings field for the runs (e.g. memory_limit=10000)")
     parser.add_argument("--database-url", help="an empty PostgreSQL database to use")
     parser.add_argument("--tmpdir", type=Path, help="where the SQLite stores go")
-    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     return parser.parse_args(argv)
 
 
@@ -156,13 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ["backend", "users", "vectors", "facts", "seconds", "memories/s", "live memories left"],
         [[r.backend, str(r.users), r.vectors, f"{r.texts:,}", f"{r.seconds:.1f}",
           f"{r.rate:,.0f}", f"{r.memories_left:,}"] for r in results]))
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": machine, "embed_floor_per_s": floor,
-            "config": {k: (str(v) if isinstance(v, Path) else v)
-                       for k, v in vars(args).items() if k != "database_url"},
-            "results": [{**asdict(r), "rate": r.rate} for r in results]}, indent=2) + "\n")
-        print(f"\nwrote {args.json}")
+    write_results("ingest", {
+        "machine": machine, "embed_floor_per_s": floor,
+        "config": {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items() if k != "database_url"},
+        "results": [{**asdict(r), "rate": r.rate} for r in results]}, args.json)
     return 0
 
 

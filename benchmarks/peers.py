@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import subprocess
@@ -88,6 +87,7 @@ try:
         postgres_url,
         progress,
         server_versions,
+        write_results,
     )
     from langchain_core.embeddings import Embeddings
     from langchain_postgres import Column, PGEngine, PGVectorStore
@@ -597,17 +597,15 @@ def run(args: argparse.Namespace) -> int:
         loadavg_after = loadavg()
     rows = summary(measures, ingests)
     report(args, machine, server, data, ingests, rows, loadavg_before, loadavg_after)
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": machine, "server": server,
-            "config": {k: (str(v) if isinstance(v, Path) else v)
-                       for k, v in vars(args).items() if k != "database_url"},
-            "embed_seconds": data.embed_seconds, "distinct_texts": len(data.texts),
-            "ingest": {s: {**asdict(i), "live": None, "rate": i.rate}
-                       for s, i in ingests.items()},
-            "loadavg_searches": [loadavg_before, loadavg_after], "results": rows,
-        }, indent=2) + "\n")
-        print(f"\nwrote {args.json}")
+    write_results("peers", {
+        "machine": machine, "server": server,
+        "config": {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items() if k != "database_url"},
+        "embed_seconds": data.embed_seconds, "distinct_texts": len(data.texts),
+        "ingest": {s: {**asdict(i), "live": None, "rate": i.rate}
+                   for s, i in ingests.items()},
+        "loadavg_searches": [loadavg_before, loadavg_after], "results": rows,
+    }, args.json)
     return 0
 
 
@@ -667,7 +665,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "(default: a throw-away server)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tmpdir", help="where the SQLite file and mem0's history go")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     args = parser.parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if not systems or set(systems) - set(SYSTEMS):

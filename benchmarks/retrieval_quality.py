@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import re
 import tempfile
 import time
@@ -64,6 +63,7 @@ from _common import (
     normalize,
     parse_overrides,
     progress,
+    write_results,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -369,8 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_data(parser, args.data)
     result = asyncio.run(run(args))
     progress(f"done in {result['seconds']} s")
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    write_results("retrieval_quality", result, args.json)
     return 0
 
 

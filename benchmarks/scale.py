@@ -39,7 +39,6 @@ prints the plan of every statement of one hybrid search.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import tempfile
@@ -66,6 +65,7 @@ from _common import (
     progress,
     server_versions,
     store_bytes,
+    write_results,
 )
 from sqlalchemy import Engine, event
 
@@ -217,7 +217,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "of the loading transactions (see context_latency.py)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tmpdir", help="where the SQLite file goes (default: system temp)")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="write the results here (default: benchmarks/results/NAME.json)")
     parser.add_argument("--plan", action="store_true",
                         help="print the plan of each statement of one hybrid search")
     args = parser.parse_args(argv)
@@ -264,17 +265,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         if r.plan:
             print(f"\n{r.backend}: plan of one hybrid search\n{r.plan}")
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": machine,
-            "config": {k: (str(v) if isinstance(v, Path) else v)
-                       for k, v in vars(args).items() if k != "database_url"},
-            "dataset": {"users": data.users, "per_user": data.per_user, "rows": data.rows,
-                        "distinct_texts": len(data.facts), "model": embedder.model_name,
-                        "embed_seconds": data.embed_seconds},
-            "results": [asdict(r) for r in results],
-        }, indent=2) + "\n")
-        print(f"\nwrote {args.json}")
+    write_results("scale", {
+        "machine": machine,
+        "config": {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items() if k != "database_url"},
+        "dataset": {"users": data.users, "per_user": data.per_user, "rows": data.rows,
+                    "distinct_texts": len(data.facts), "model": embedder.model_name,
+                    "embed_seconds": data.embed_seconds},
+        "results": [asdict(r) for r in results],
+    }, args.json)
     return 0
 
 

@@ -188,3 +188,38 @@ def test_no_class_or_function_outgrows_a_reader() -> None:
                 if size > limit:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
     assert not long, "\n".join(long)
+
+
+# The write transactions that take no user's lock, and why (docs/architecture.md, "One
+# lock order"): every other writer opens ``Database.writing``.
+UNLOCKED_WRITES = {
+    ("truemem_core.jobs.runner", "run"),  # a failed job's status: one statement
+    ("truemem_core.jobs.handlers", "maintain"),  # the job's status, SQLite's index merge
+    ("truemem_core.jobs.handlers", "_finish"),  # a job's status: one statement
+    ("truemem_core.storage.text_indexes", "merge_some"),  # SQLite's full-text indexes
+    ("truemem_core.conversation.turn", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it
+    # vectors across users, each stored only where its text is still the one embedded
+    # (an edit meanwhile leaves it for the next pass); then the model
+    ("truemem_core.memory.reembedding", "run"),
+}
+
+
+def test_every_writer_of_a_users_rows_takes_the_users_lock_first() -> None:
+    unlocked, locking = set(), []
+    for path in _modules(CORE):
+        module = _module_name(path)
+        if module == "truemem_core.storage.database":  # where ``writing`` takes the lock
+            continue
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for call in ast.walk(function):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                    continue
+                readonly = any(k.arg == "readonly" for k in call.keywords)
+                if call.func.attr == "transaction" and not readonly:
+                    unlocked.add((module, function.name))
+                if call.func.attr in ("lock_user", "lock_users"):
+                    locking.append(f"{module}.{function.name}")
+    assert unlocked <= UNLOCKED_WRITES
+    assert locking == [], "lock through Database.writing, as its first statement"

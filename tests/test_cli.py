@@ -269,7 +269,7 @@ def test_reembed_after_switching_models(
     assert "tiny-test-embedder" in error and "truemem reembed" in error
     assert main([*db, "reembed"]) == 0
     done = capsys.readouterr()
-    assert "re-embedded 2 memories" in done.out
+    assert "re-embedded 2 vectors" in done.out
     assert "2/2" in done.err  # the progress bar's last state
     assert main([*db, "memories", "search", "--user", "ana", "cello", "-k", "1"]) == 0
     assert "Plays the cello" in capsys.readouterr().out

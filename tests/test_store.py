@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -190,3 +192,17 @@ def test_int8_queries_reach_the_built_in_embedder(tmp_path: Path) -> None:
         assert getattr(memory._core.embedder, "embed_queries", None) is not None
     with TrueMem(f"sqlite:///{tmp_path / 'b.db'}", preload=False) as memory:
         assert getattr(memory._core.embedder, "embed_queries", "absent") is None
+
+
+def test_a_sqlite_file_replaced_under_a_store_is_refused(tmp_path: Path) -> None:
+    """Its connections would go on serving (and writing) the file no one reads any more."""
+    path = tmp_path / "store.db"
+    with TrueMem(path) as memory:
+        memory.add_memory("ana", "Lives in Lisbon")
+        with sqlite3.connect(tmp_path / "other.db") as other:
+            other.execute("CREATE TABLE t (x INTEGER)")
+        os.replace(tmp_path / "other.db", path)
+        for call in (lambda: memory.add_memory("ana", "Plays the cello"),
+                     lambda: memory.list_memories("ana")):
+            with pytest.raises(StorageError, match="deleted or replaced"):
+                call()

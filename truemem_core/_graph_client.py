@@ -225,12 +225,18 @@ class _Graph:
 
     def graph(
         self, user_id: str, *, as_of: datetime | None = None, valid_at: datetime | None = None,
+        limit: int | None = None, offset: int = 0,
     ) -> Graph:
-        """The user's whole graph: entities, observations and relations."""
-        return self._loop.run(self._core.graph.graph(user_id, as_of=as_of, valid_at=valid_at))
+        """The user's whole graph: entities, observations and relations. With ``limit``, a
+        page: up to ``limit`` of each list from ``offset`` on; ``Graph.next_offset`` is the
+        next page's offset (None after the last). Give a fixed ``as_of`` to page through
+        one instant while the graph changes."""
+        return self._loop.run(self._core.graph.graph(
+            user_id, as_of=as_of, valid_at=valid_at, limit=limit, offset=offset))
 
     async def agraph(
         self, user_id: str, *, as_of: datetime | None = None, valid_at: datetime | None = None,
+        limit: int | None = None, offset: int = 0,
     ) -> Graph:
-        return await self._loop.arun(
-            self._core.graph.graph(user_id, as_of=as_of, valid_at=valid_at))
+        return await self._loop.arun(self._core.graph.graph(
+            user_id, as_of=as_of, valid_at=valid_at, limit=limit, offset=offset))

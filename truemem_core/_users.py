@@ -70,10 +70,10 @@ class Users:
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
         said_vectors = await self.memories.embed(said)  # recallable at once
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
-            said_ids = await sessions.import_sessions(conn, user, chats, said_vectors,
-                                                      self.tokens.count)
+        async with self.db.writing(user) as conn:
+            said_ids = await sessions.import_sessions(
+                conn, user, chats, said_vectors, self.memories.embedder.model_name,
+                self.tokens.count)
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name, deleted,
                                                     said_ids)
@@ -87,8 +87,7 @@ class Users:
     async def erase_user(self, user_id: Any) -> int:
         """Remove every row of the user; returns how many memories were removed."""
         user = self.memories.check_user(user_id)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
             for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
                           store_items, *GRAPH_TABLES):

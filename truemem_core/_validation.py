@@ -90,6 +90,15 @@ def is_storable(text: str) -> bool:
     return True
 
 
+def check_storable(value: str, what: str) -> str:
+    """``value`` when every backend can store and compare it (a filter too: PostgreSQL
+    refuses a NUL even in a comparison), else ``InvalidInputError``."""
+    if not is_storable(value):
+        raise InvalidInputError(
+            f"{what} contains a NUL character or an unpaired surrogate, which cannot be stored")
+    return value
+
+
 def check_importance(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise InvalidInputError(f"importance must be an int from 1 to 5, got {value!r}")
@@ -111,6 +120,13 @@ def check_source(value: Any) -> Source:
 def check_k(value: Any, what: str = "k") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInputError(f"{what} must be a positive int, got {value!r}")
+    return min(value, MAX_ROWS)
+
+
+def check_count(value: Any, what: str, least: int) -> int:
+    """An int >= ``least`` (a limit, an offset), capped at ``MAX_ROWS``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInputError(f"{what} must be an int >= {least}, got {value!r}")
     return min(value, MAX_ROWS)
 
 

@@ -19,7 +19,6 @@ import re
 import select
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -45,7 +44,7 @@ from truemem_core.graph import cli as graph_cli
 from truemem_core.importers import command as import_command
 from truemem_core.importers import formats as import_formats
 from truemem_core.records import Kind, Memory
-from truemem_core.storage.database import VERSION_TABLE, resolve_url, sqlite_path
+from truemem_core.storage.database import holds_store, require_store, resolve_url, sqlite_path
 from truemem_core.storage.failures import is_outage
 
 if TYPE_CHECKING:
@@ -207,7 +206,7 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
 def _reembed(args: argparse.Namespace, memory: TrueMem) -> None:
     with _bar("re-embedding") as update:
         count = memory.reembed(progress=update)
-    print(f"re-embedded {count} memories")
+    print(f"re-embedded {count} vectors (memories and past messages)")
 
 
 def _maintain(args: argparse.Namespace, memory: TrueMem) -> None:
@@ -223,30 +222,6 @@ def _demo(args: argparse.Namespace) -> int:
     from truemem_core._demo import run_demo
 
     return 0 if run_demo(args.database) else 1
-
-
-def _require_store(database: str | None) -> None:
-    """Refuse a SQLite path without a store: a typo must not create an empty one, nor
-    turn another application's database (or an empty file) into one."""
-    path = sqlite_path(resolve_url(database))
-    if path is not None and not _holds_store(path):
-        raise InvalidInputError(
-            f"no TrueMem store at {path} (this command works on existing data and does not "
-            "create one; check --database or $TRUEMEM_DATABASE_URL)")
-
-
-def _holds_store(path: Path) -> bool:
-    """Whether the SQLite file at ``path`` has TrueMem's tables (read only, nothing made)."""
-    if not path.is_file():
-        return False
-    try:
-        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
-                                                uri=True)) as conn:
-            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                 (VERSION_TABLE,)).fetchone()
-    except sqlite3.Error:  # not a SQLite file, or unreadable
-        return False
-    return found is not None
 
 
 # -- worker: configuration ----------------------------------------------------------
@@ -492,7 +467,7 @@ class ServeThread(threading.Thread):
 
 
 def _serve(config: WorkerConfig, signals: StopSignals, probe: RedisProbe) -> int:
-    _require_store(config.database)  # a mistyped path would serve an empty store of its own
+    require_store(config.database)  # a mistyped path would serve an empty store of its own
     llm = _load_llm(config.llm) if config.llm else None
     memory = TrueMem(config.database, redis_url=config.redis_url, llm=llm)
     try:
@@ -732,11 +707,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "worker":
         return _worker(args)
     if (args.command, getattr(args, "action", None)) not in CREATES_STORE:
-        _require_store(args.database)
+        require_store(args.database)
     with contextlib.ExitStack() as stack:
         database = args.database
         path = sqlite_path(resolve_url(database))
-        if getattr(args, "dry_run", False) and path is not None and not _holds_store(path):
+        if getattr(args, "dry_run", False) and path is not None and not holds_store(path):
             # nothing there yet, so nothing already imported: checked against an empty
             # store of its own, the path is left as it was
             database = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "dry.db")

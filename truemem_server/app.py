@@ -23,6 +23,7 @@ from fastapi import FastAPI
 
 from truemem_core import TrueMem
 from truemem_server import errors
+from truemem_server.headers import SafeHeaders
 from truemem_server.keys import KeyStore
 from truemem_server.limits import BodyLimit, Readable
 from truemem_server.message_ids import StoreIds
@@ -42,14 +43,17 @@ user acts on that user only; a read-only key cannot write. Errors are
 def create_app(memory: TrueMem | None = None, *, database_url: str | None = None,
                settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings.from_env()
+    pages = settings.api_docs == "pages"
     app = FastAPI(title="TrueMem", version="1", description=DESCRIPTION,
-                  lifespan=_lifespan(memory, database_url, settings))
+                  lifespan=_lifespan(memory, database_url, settings),
+                  openapi_url=None if settings.api_docs == "off" else "/openapi.json",
+                  docs_url="/docs" if pages else None, redoc_url="/redoc" if pages else None)
     app.state.settings = settings
     app.state.lifespans = []
     errors.install(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
-                       import_bytes=settings.max_import_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Readable)
+    app.add_middleware(SafeHeaders)
     app.include_router(health.router)
     app.include_router(v1)
     _include_optional(app)

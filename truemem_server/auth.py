@@ -7,16 +7,24 @@ user may act on that user only; a read-only key may not write.
 
 The key comes in ``Authorization: Bearer tm_…`` or, for the browser pages, in
 the ``truemem_key`` cookie (HttpOnly, SameSite=Strict).
+
+An API route (``Gated``) checks all it can of the caller before its body is read:
+the key, the key's scope on the path's user and, for a route that writes, that the
+key may write. A request that fails costs its headers only, never a parsed body.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
+from truemem_server import limits
 from truemem_server.errors import Forbidden, Unauthorized
 from truemem_server.keys import KeyStore, check_user
 
@@ -50,6 +58,9 @@ async def require_principal(
     cookie: Annotated[str | None, Depends(_cookie)],
 ) -> Principal:
     """The caller of this request (401 without a valid key)."""
+    checked: Principal | None = getattr(request.state, "principal", None)
+    if checked is not None:  # the route's gate verified this request's key already
+        return checked
     key = bearer.credentials if bearer is not None else cookie
     if not key:
         raise Unauthorized("no API key: send 'Authorization: Bearer tm_…'")
@@ -81,6 +92,49 @@ def stored_user(principal: Principal, user_id: str) -> str:
 def shown_user(stored: str) -> str:
     """A storage user id as the tenant's caller knows it (without the tenant)."""
     return stored.partition(SEPARATOR)[2]
+
+
+async def authenticate(request: Request) -> Principal:
+    """``require_principal`` outside FastAPI's dependencies: from the headers alone."""
+    return await require_principal(request, await _bearer(request), await _cookie(request))
+
+
+class Gated(APIRoute):
+    """An API route that checks its caller before FastAPI reads the body: the key
+    (401), that a route depending on ``require_writer`` has a key that may write, and
+    the key's scope on the path's ``user_id`` (403). Only then may the body be read, up
+    to the ``ServerSettings`` field ``body_setting``."""
+
+    body_setting: ClassVar[str] = "max_body_bytes"
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        writes = require_writer in _calls(self.dependant)
+        setting = self.body_setting
+
+        async def gated(request: Request) -> Response:
+            principal = await authenticate(request)
+            if writes:
+                await require_writer(principal)
+            user = request.path_params.get("user_id")
+            if user is not None:
+                stored_user(principal, user)
+            limits.allow(request.scope, getattr(request.app.state.settings, setting))
+            return await handler(request)
+
+        return gated
+
+
+class GatedImport(Gated):
+    """A route that takes a whole export document: ``max_import_bytes`` of body."""
+
+    body_setting = "max_import_bytes"
+
+
+def _calls(dependant: Dependant) -> Iterator[Callable[..., Any] | None]:
+    for sub in dependant.dependencies:
+        yield sub.call
+        yield from _calls(sub)
 
 
 Reader = Annotated[Principal, Depends(require_principal)]

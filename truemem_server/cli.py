@@ -18,7 +18,8 @@ import sys
 from typing import Any
 
 from truemem_core import InvalidInputError, MissingDependencyError
-from truemem_core.storage.database import resolve_url, sqlite_path
+from truemem_core.storage.database import require_store, resolve_url
+from truemem_server.settings import API_DOCS, ServerSettings
 
 
 def register(commands: Any) -> None:
@@ -28,6 +29,13 @@ def register(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
     serve.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
     serve.add_argument("--redis-url", help="the job broker (default: $TRUEMEM_REDIS_URL)")
+    serve.add_argument("--max-body-bytes", metavar="N", help=(
+        "refuse a larger request body with 413 (default: $TRUEMEM_MAX_BODY_BYTES, else 4 MiB)"))
+    serve.add_argument("--max-import-bytes", metavar="N", help=(
+        "the same for a user import (default: $TRUEMEM_MAX_IMPORT_BYTES, else 64 MiB)"))
+    serve.add_argument("--api-docs", choices=API_DOCS, help=(
+        "schema: /openapi.json; pages: also /docs and /redoc (scripts from a CDN); off: "
+        "none (default: $TRUEMEM_API_DOCS, else schema)"))
     _database_flag(serve)
     serve.set_defaults(run=_serve)
 
@@ -38,6 +46,8 @@ def register(commands: Any) -> None:
     create.add_argument("--user", help="limit the key to this one user of the tenant")
     create.add_argument("--read-only", action="store_true", help="the key cannot write")
     create.add_argument("--name", help="a note to recognise the key by")
+    create.add_argument("--new-store", action="store_true",
+                        help="create the SQLite store when the path has none (first setup)")
     listing = actions.add_parser("list", help="the keys (never their secrets)")
     listing.add_argument("--tenant", help="only this tenant's keys")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -71,6 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from truemem_core.jobs.broker import check_redis_url
+    from truemem_server.logs import log_config
 
     if args.workers < 1:
         raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
@@ -82,16 +93,26 @@ def _serve(args: argparse.Namespace) -> int:
     redis = args.redis_url or os.environ.get("TRUEMEM_REDIS_URL")
     if redis:
         os.environ["TRUEMEM_REDIS_URL"] = check_redis_url(redis)
+    for flag, variable in (("max_body_bytes", "TRUEMEM_MAX_BODY_BYTES"),
+                           ("max_import_bytes", "TRUEMEM_MAX_IMPORT_BYTES"),
+                           ("api_docs", "TRUEMEM_API_DOCS")):
+        if getattr(args, flag) is not None:
+            os.environ[variable] = getattr(args, flag)
+    ServerSettings.from_env()  # a bad value is refused here, once, not by every worker
     uvicorn.run("truemem_server.app:create_app", factory=True, host=args.host,
-                port=args.port, workers=args.workers, log_level="info")
+                port=args.port, workers=args.workers, log_config=log_config())
     return 0
 
 
 def _keys(args: argparse.Namespace) -> int:
     from truemem_server.keys import KeyStore
 
-    if args.action != "create":
-        _require_store(args.database)
+    if not (args.action == "create" and args.new_store):
+        try:  # a mistyped path, or a file deleted under a running server, is no new store
+            require_store(args.database)
+        except InvalidInputError as exc:
+            hint = "; --new-store creates one" if args.action == "create" else ""
+            raise InvalidInputError(f"{exc}{hint}") from exc
     store = KeyStore(args.database)
 
     async def run() -> None:
@@ -126,13 +147,6 @@ async def _key_action(args: argparse.Namespace, store: Any) -> None:
     else:
         key = await store.revoke(args.key_id)
         print(f"revoked {key.id} (tenant {key.tenant!r})")
-
-
-def _require_store(database: str | None) -> None:
-    path = sqlite_path(resolve_url(database))
-    if path is not None and not path.is_file():
-        raise InvalidInputError(
-            f"no TrueMem store at {path} (check --database or $TRUEMEM_DATABASE_URL)")
 
 
 def _mcp(args: argparse.Namespace) -> int:

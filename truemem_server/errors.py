@@ -9,7 +9,7 @@ and answered with a generic 500: never a stack trace, SQL or parameters.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from fastapi import FastAPI, Request
@@ -99,9 +99,21 @@ def status_for(error: TrueMemError) -> int:
     return 500
 
 
+def capped(message: str) -> str:
+    """An error message as a caller gets it: at most ``MAX_MESSAGE_CHARS`` characters
+    (it may quote what the caller sent, which may be long)."""
+    return message[:MAX_MESSAGE_CHARS]
+
+
+def problems(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's validation errors, each as ``where: what`` and never with the input."""
+    return "; ".join(f"{_where(e.get('loc', ()))}: {e.get('msg', 'invalid')}"
+                     for e in errors) or "invalid request"
+
+
 def error_response(status: int, type_: str, message: str,
                    headers: Mapping[str, str] | None = None) -> JSONResponse:
-    body = {"error": {"type": type_, "message": message[:MAX_MESSAGE_CHARS]}}
+    body = {"error": {"type": type_, "message": capped(message)}}
     return JSONResponse(body, status_code=status, headers=dict(headers or {}))
 
 
@@ -130,8 +142,7 @@ def _where(loc: Any) -> str:
 
 async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    problems = [f"{_where(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
-    return error_response(422, "InvalidInputError", "; ".join(problems) or "invalid request")
+    return error_response(422, "InvalidInputError", problems(exc.errors()))
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

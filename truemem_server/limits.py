@@ -5,41 +5,74 @@ from __future__ import annotations
 
 from urllib.parse import unquote_to_bytes
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from truemem_server.errors import error_response
 
+_LIMIT = "truemem.body_limit"  # the scope's key of the limit the app may read up to
+_CLOSE = (b"connection", b"close")
+
+
+class TooLarge(HTTPException):
+    """A body over its limit, noticed as it is read (the error handlers answer 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is over the limit of {limit} bytes")
+        self.limit = limit
+
 
 class BodyLimit:
-    """``max_bytes`` per request body; paths ending in ``/import`` get ``import_bytes``.
+    """Lets the app read at most ``max_bytes`` of a request body; a route may allow
+    another amount (``allow``) before it reads the body, once it knows the caller.
 
-    A declared ``Content-Length`` is checked at once (the server holds the client
-    to it); a chunked body is read up to the limit and replayed to the app.
+    Nothing is read ahead: the limit is checked as the app reads, a declared
+    ``Content-Length`` at the first read (so an oversized body is refused unread), a
+    chunked body as its parts come. A request answered before its body was read (a 401,
+    a 413) is answered with ``Connection: close``: the rest of its body is never read.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, import_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.import_bytes = import_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path: str = scope.get("path", "")
-        limit = self.import_bytes if path.endswith("/import") else self.max_bytes
-        declared = dict(scope.get("headers", ())).get(b"content-length")
-        if declared is not None:
-            if not declared.isdigit() or int(declared) > limit:
-                await _too_large(limit)(scope, receive, send)
-                return
-            await self.app(scope, receive, send)
-            return
-        body = await _read(receive, limit)
-        if body is None:
-            await _too_large(limit)(scope, receive, send)
-            return
-        await self.app(scope, _replay(body, receive), send)
+        budget = scope[_LIMIT] = [self.max_bytes]  # a list: a route's copy of scope shares it
+        headers = dict(scope.get("headers", ()))
+        declared = headers.get(b"content-length")
+        read, done = 0, declared in (None, b"0") and b"transfer-encoding" not in headers
+
+        async def limited() -> Message:
+            nonlocal read, done
+            limit = budget[0]
+            if declared is not None and (not declared.isdigit() or int(declared) > limit):
+                raise TooLarge(limit)
+            message = await receive()
+            if message["type"] == "http.request":
+                read += len(message.get("body", b""))
+                if read > limit:
+                    raise TooLarge(limit)
+                done = not message.get("more_body", False)
+            return message
+
+        async def answer(message: Message) -> None:
+            if message["type"] == "http.response.start" and not done:
+                # answered before its body was read (a 401): the rest is not read either
+                message = {**message, "headers": [*message.get("headers", ()), _CLOSE]}
+            await send(message)
+
+        try:
+            await self.app(scope, limited, answer)
+        except TooLarge as exc:  # read outside the app's error handlers (no response yet)
+            await _too_large(exc.limit)(scope, receive, answer)
+
+
+def allow(scope: Scope, limit: int) -> None:
+    """Let the request of ``scope`` send a body of up to ``limit`` bytes."""
+    scope[_LIMIT][0] = limit
 
 
 class Readable:
@@ -75,29 +108,4 @@ def _unreadable(scope: Scope) -> ASGIApp | None:
 
 
 def _too_large(limit: int) -> ASGIApp:
-    return error_response(413, "PayloadTooLargeError",
-                          f"the request body is over the limit of {limit} bytes")
-
-
-async def _read(receive: Receive, limit: int) -> list[Message] | None:
-    """The request's body messages, or None past ``limit`` bytes."""
-    messages, size = [], 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return messages
-        size += len(message.get("body", b""))
-        if size > limit:
-            return None
-        if not message.get("more_body", False):
-            return messages
-
-
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    queue = list(messages)
-
-    async def replayed() -> Message:
-        return queue.pop(0) if queue else await receive()
-
-    return replayed
+    return error_response(413, "PayloadTooLargeError", TooLarge(limit).detail)

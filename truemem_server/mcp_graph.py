@@ -40,6 +40,7 @@ from truemem_core import (
     RelationSpec,
     TrueMemError,
 )
+from truemem_core._validation import check_storable
 from truemem_server.mcp_graph_shapes import (
     MAX_ITEMS,
     AddedObservations,
@@ -106,10 +107,12 @@ async def writer(caller_of: CallerOf) -> Caller:
 
 
 async def read(caller: Caller, as_of: datetime | None = None,
-               valid_at: datetime | None = None) -> Graph:
+               valid_at: datetime | None = None, *, limit: int | None = None,
+               offset: int = 0) -> Graph:
     try:
         return await caller.memory.agraph(caller.user, as_of=instant(as_of),
-                                          valid_at=instant(valid_at))
+                                          valid_at=instant(valid_at), limit=limit,
+                                          offset=offset)
     except TrueMemError as error:
         raise graph_error(error, caller) from error
 
@@ -224,8 +227,9 @@ async def delete_relations(caller: Caller, relations: list[RelationOut]) -> Call
 
 
 async def shown_graph(caller: Caller, shape: Callable[[Graph], GraphOut],
-                      as_of: datetime | None, valid_at: datetime | None) -> CallToolResult:
-    shown = shape(await read(caller, as_of, valid_at))
+                      as_of: datetime | None, valid_at: datetime | None, *,
+                      limit: int | None = None, offset: int = 0) -> CallToolResult:
+    shown = shape(await read(caller, as_of, valid_at, limit=limit, offset=offset))
     return reply(shown.model_dump(mode="json", by_alias=True), shown)
 
 
@@ -289,6 +293,13 @@ AsOf = Annotated[datetime | None, Field(description=(
 ValidAt = Annotated[datetime | None, Field(description=(
     "TrueMem: only what was true in the world at this instant (ISO 8601)"))]
 Depth = Annotated[int, Field(ge=1, le=10, description="How many hops to follow at most")]
+GRAPH_PAGE = 1000  # read_graph's default page: a graph of 100,000 relations is no one reply
+PageSize = Annotated[int, Field(ge=1, le=10_000, description=(
+    "TrueMem: at most this many entities, and this many relations, in one reply; "
+    "nextOffset in the reply says where the next page starts"))]
+Offset = Annotated[int, Field(ge=0, description=(
+    "TrueMem: where the page starts (a reply's nextOffset); keep as_of fixed to page "
+    "through one instant"))]
 Name = Annotated[str, Field(description="The name of an entity")]
 Items = Field(max_length=MAX_ITEMS)
 
@@ -357,8 +368,10 @@ def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
     @server.tool(annotations=READ, title="Read Graph",
                  description="Read the entire knowledge graph")
     async def read_graph(as_of: AsOf = None, valid_at: ValidAt = None,
+                         limit: PageSize = GRAPH_PAGE, offset: Offset = 0,
                          ) -> Annotated[CallToolResult, GraphOut]:
-        return await shown_graph(await caller_of(), graph_out, as_of, valid_at)
+        return await shown_graph(await caller_of(), graph_out, as_of, valid_at, limit=limit,
+                                 offset=offset)
 
     @server.tool(annotations=READ, title="Search Nodes",
                  description="Search for nodes in the knowledge graph based on a query")
@@ -367,8 +380,12 @@ def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
             "The search query to match against entity names, types, and observation content"))],
         as_of: AsOf = None, valid_at: ValidAt = None,
     ) -> Annotated[CallToolResult, GraphOut]:
-        return await shown_graph(await caller_of(), lambda g: search_graph(g, query),
-                                 as_of, valid_at)
+        caller = await caller_of()
+        try:  # matched here, not in SQL, but refused as every other entry point refuses it
+            check_storable(query, "query")
+        except InvalidInputError as error:
+            raise graph_error(error, caller) from error
+        return await shown_graph(caller, lambda g: search_graph(g, query), as_of, valid_at)
 
     @server.tool(annotations=READ, title="Open Nodes",
                  description="Open specific nodes in the knowledge graph by their names")

@@ -107,6 +107,8 @@ class DoneOut(_Shape):
 class GraphOut(_Shape):
     entities: list[EntityOut]
     relations: list[RelationOut]
+    # read_graph's next page; absent after the last (the reference server's shape)
+    next_offset: int | None = wire("nextOffset", default=None, exclude_if=lambda v: v is None)
 
 
 # -- TrueMem's causal chains -----------------------------------------------------------
@@ -191,7 +193,7 @@ def graph_out(graph: Graph, entity_ids: set[str] | None = None) -> GraphOut:
     return GraphOut(
         entities=[EntityOut(name=e.name, entity_type=e.type, observations=texts.get(e.id, []))
                   for e in kept],
-        relations=relations_out(relations))
+        relations=relations_out(relations), next_offset=graph.next_offset)
 
 
 def search_graph(graph: Graph, query: str) -> GraphOut:

@@ -33,11 +33,12 @@ from typing import Annotated, Any, Literal
 import anyio
 from fastapi import FastAPI
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import Tool, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult, InputRequiredResult, Tool, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -53,7 +54,14 @@ from truemem_core import (
 )
 from truemem_core._validation import check_user_id
 from truemem_server.auth import Principal, key_store, stored_user
-from truemem_server.errors import ApiError, Unauthorized, error_response, status_for
+from truemem_server.errors import (
+    ApiError,
+    Unauthorized,
+    capped,
+    error_response,
+    problems,
+    status_for,
+)
 from truemem_server.message_ids import MessageIds, of_store
 from truemem_server.routes.deps import message_ids_of
 
@@ -133,10 +141,14 @@ def hit_out(hit: ScoredMemory) -> HitOut:
     return HitOut(memory=memory_out(hit.memory), score=hit.score, why=hit.explain())
 
 
+MAX_ID_SHOWN = 64
+
+
 def tool_error(error: TrueMemError, memory_id: str | None = None) -> ToolError:
     """A message the model can act on; never a storage id or a driver's text."""
-    if isinstance(error, NotFoundError):
-        return ToolError(f"no memory {memory_id!r}: list_memories shows the ids")
+    if isinstance(error, NotFoundError):  # quoted only as long as an id can be
+        shown = repr(memory_id) if len(memory_id or "") <= MAX_ID_SHOWN else "with that id"
+        return ToolError(f"no memory {shown}: list_memories shows the ids")
     if isinstance(error, InvalidInputError):
         return ToolError(str(error))
     return ToolError(f"TrueMem could not do that ({type(error).__name__}); try again later")
@@ -296,6 +308,22 @@ class _Server(MCPServer[Any]):
         if not (await self._caller_of()).read_only:
             return tools
         return [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None,
+                        ) -> CallToolResult | InputRequiredResult:
+        """The SDK's call, its error told as the HTTP API tells one: arguments that do
+        not fit as ``where: what`` (pydantic's own text quotes the input), and at most
+        ``MAX_MESSAGE_CHARS`` characters (a message may quote a long argument)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            told = (f"Error executing tool {name}: {problems(cause.errors())}"
+                    if isinstance(cause, ValidationError) else str(exc))
+            raise ToolError(capped(told)) from cause
 
 
 def build_server(caller_of: CallerOf) -> MCPServer:

@@ -62,11 +62,18 @@ class RecordRequest(_Closed):
     assistant_message: str
 
 
+# what a caller may say of a fact it sends: "extracted" names a message it came from,
+# which only TrueMem's own extraction knows (an import keeps the source it exported)
+Claimed = Literal["explicit", "manual"]
+
+
 class NewMemory(_Closed):
     text: str
     importance: StrictInt | None = Field(None, ge=1, le=5)
     kind: Kind | None = None
-    source: Source = "manual"
+    source: Claimed = Field("manual", description=(
+        "manual (default), or explicit: the user asked for it to be remembered. "
+        "extracted is TrueMem's own, for a fact taken from a recorded message"))
 
 
 class MemoryChange(_Closed):

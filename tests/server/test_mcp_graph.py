@@ -339,3 +339,18 @@ async def test_the_graph_is_also_the_reference_servers_resource(memory: TrueMem)
         assert json.loads(text) == (await tool(client, "read_graph"))[0] == {
             "entities": [{"name": "Ana", "entityType": "person",
                           "observations": ["Lives in Lisbon"]}], "relations": []}
+
+
+async def test_read_graph_comes_in_pages(served: Served) -> None:
+    """A graph of 100,000 relations came back in one reply: now a page of 1,000 at most
+    unless asked for more, and nextOffset where the next one starts."""
+    async with http_client(served, "acme", "ana") as ana:
+        await tool(ana, "create_entities", entities=[ANA, TRUEMEM, POSTGRES])
+        whole, _ = await tool(ana, "read_graph")
+        assert "nextOffset" not in whole and len(whole["entities"]) == 3
+        first, structured = await tool(ana, "read_graph", limit=2)
+        assert first == structured and first["nextOffset"] == 2
+        rest, structured = await tool(ana, "read_graph", limit=2, offset=2)
+        assert rest == structured and "nextOffset" not in rest
+        assert first["entities"] + rest["entities"] == whole["entities"]
+        assert "limit" in await refused(ana, "read_graph", limit=0)

@@ -18,7 +18,8 @@ from truemem_core.settings import Settings
 from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import messages, sessions, utcnow
 
-_COLUMNS = [c for c in messages.c if c.name != "embedding"]  # vectors stay in the database
+# vectors stay in the database
+_COLUMNS = [c for c in messages.c if c.name not in ("embedding", "embedding_model")]
 
 
 def _message(row: Any) -> Message:
@@ -208,12 +209,13 @@ def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
 
 async def import_sessions(
     conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], vectors: Any,
-    count: Any,
+    model_name: str, count: Any,
 ) -> dict[int, int]:
     """Write validated sessions under ``user_id`` (new message ids, same order), with
-    ``vectors``: one embedding per message, in order; returns each message's new id by
-    its exported one. A session the user already has is refused (``InvalidInputError``),
-    not merged into or replaced: an import never loses what the user said."""
+    ``vectors``: one embedding per message, in order, made by ``model_name``; returns each
+    message's new id by its exported one. A session the user already has is refused
+    (``InvalidInputError``), not merged into or replaced: an import never loses what the
+    user said."""
     wanted = [item["session_id"] for item in parsed]
     taken = wanted and (await conn.execute(union(*(
         select(table.c.session_id).where(table.c.user_id == user_id,
@@ -233,7 +235,7 @@ async def import_sessions(
                 user_id=user_id, session_id=item["session_id"], role=turn["role"],
                 content=turn["content"], tokens=count(turn["content"]),
                 summarized=turn["summarized"], created_at=turn["created_at"],
-                embedding=next(embeddings)))
+                embedding=next(embeddings), embedding_model=model_name))
             key = result.inserted_primary_key
             assert key is not None
             ids.append(int(key[0]))

@@ -319,5 +319,5 @@ class Conversation:
     async def clear_session(self, user_id: Any, session_id: Any) -> None:
         """Forget a session's messages and summary (long-term memories stay)."""
         user, session = self._check(user_id, session_id)
-        async with self.db.transaction() as conn:
+        async with self.db.writing(user) as conn:
             await sessions.clear(conn, user, session)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from sqlalchemy import Text, and_, cast, exists, not_, or_, select
+from sqlalchemy import and_, exists, not_, or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.graph.tables import evidence_ids
+from truemem_core.graph.tables import chunks, citing, evidence_ids
 from truemem_core.storage.schema import graph_entities, graph_observations, graph_relations
 
 e, o, r = graph_entities, graph_observations, graph_relations
@@ -25,12 +25,9 @@ async def forget_memories(conn: AsyncConnection, user: str, memory_ids: Collecti
     if not ids:
         return
     await conn.execute(o.delete().where(o.c.user_id == user, o.c.source_memory_id.in_(ids)))
-    evidence = cast(r.c.evidence_memory_ids, Text)
-    rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
-        r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in ids))))
-    doomed = [row.id for row in rows if set(evidence_ids(row.evidence_memory_ids)) & set(ids)]
-    if doomed:
-        await conn.execute(r.delete().where(r.c.user_id == user, r.c.id.in_(doomed)))
+    doomed = sorted(row.id for row in await citing(conn, user, ids))
+    for part in chunks(doomed):
+        await conn.execute(r.delete().where(r.c.user_id == user, r.c.id.in_(part)))
     used = or_(exists().where(o.c.user_id == user, o.c.entity_id == e.c.id),
                exists().where(r.c.user_id == user,
                               or_(r.c.source_id == e.c.id, r.c.target_id == e.c.id)))
@@ -54,12 +51,6 @@ async def repoint_memories(conn: AsyncConnection, user: str, moves: dict[str, st
             await conn.execute(table.update().where(
                 table.c.user_id == user, table.c.source_memory_id == absorbed)
                 .values(source_memory_id=moves[absorbed]))
-    evidence = cast(r.c.evidence_memory_ids, Text)
-    rows = await conn.execute(select(r.c.id, r.c.evidence_memory_ids).where(
-        r.c.user_id == user, or_(*(evidence.contains(i, autoescape=True) for i in old))))
-    for row in rows.all():
-        ids = evidence_ids(row.evidence_memory_ids)
-        if set(ids) & moves.keys():
-            moved = list(dict.fromkeys(moves.get(i, i) for i in ids))
-            await conn.execute(r.update().where(r.c.id == row.id)
-                               .values(evidence_memory_ids=moved))
+    for row in await citing(conn, user, old):
+        moved = list(dict.fromkeys(moves.get(i, i) for i in evidence_ids(row.evidence_memory_ids)))
+        await conn.execute(r.update().where(r.c.id == row.id).values(evidence_memory_ids=moved))

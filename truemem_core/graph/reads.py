@@ -33,7 +33,7 @@ e, o, r = graph_entities, graph_observations, graph_relations
 
 async def list_entities(
     conn: AsyncConnection, user: str, *, type: str | None, query: str | None,
-    as_of: datetime | None, limit: int | None,
+    as_of: datetime | None, limit: int | None, offset: int = 0,
 ) -> list[Entity]:
     """The user's entities held at ``as_of``, by name; ``query``: a case-insensitive part of
     a name, alias, type or observation."""
@@ -48,29 +48,35 @@ async def list_entities(
             e.c.type.contains(part.replace(" ", "_"), autoescape=True),
             exists().where(o.c.user_id == user, o.c.entity_id == e.c.id, recorded(o, as_of),
                            func.lower(o.c.text).contains(lower, autoescape=True))))
-    rows = await conn.execute(statement.order_by(e.c.norm, e.c.type, e.c.id).limit(limit))
+    rows = await conn.execute(statement.order_by(e.c.norm, e.c.type, e.c.id)
+                              .limit(limit).offset(offset or None))
     return [entity_of(row) for row in rows]
 
 
 async def list_observations(
     conn: AsyncConnection, user: str, entity_id: str | None, *, as_of: datetime | None,
-    valid_at: datetime | None,
+    valid_at: datetime | None, of: Collection[str] | None = None,
 ) -> list[Observation]:
+    """The observations of one entity, of the entities ``of``, or of all."""
     statement = observations(user).where(known(o, as_of, valid_at))
     if entity_id is not None:
         statement = statement.where(o.c.entity_id == entity_id)
+    if of is not None:
+        statement = statement.where(o.c.entity_id.in_(sorted(of)))
     rows = await conn.execute(statement.order_by(*observation_order()))
     return [observation_of(row) for row in rows]
 
 
 async def list_relations(
     conn: AsyncConnection, user: str, entity_id: str | None, *, type: str | None,
-    as_of: datetime | None, valid_at: datetime | None,
+    as_of: datetime | None, valid_at: datetime | None, limit: int | None = None,
+    offset: int = 0,
 ) -> list[Relation]:
     statement = relations(user).where(known(r, as_of, valid_at), touching(entity_id))
     if type is not None:
         statement = statement.where(r.c.type == type)
-    rows = await conn.execute(statement.order_by(*relation_order()))
+    rows = await conn.execute(statement.order_by(*relation_order())
+                              .limit(limit).offset(offset or None))
     return [relation_of(row) for row in rows]
 
 

@@ -96,11 +96,13 @@ class Hop(_Record):
 
 @dataclass(frozen=True, slots=True)
 class Graph(_Record):
-    """A user's whole graph at one instant."""
+    """A user's whole graph at one instant, or a page of it: ``next_offset`` is where the
+    next page starts (None: this one ended every list)."""
 
     entities: list[Entity] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    next_offset: int | None = None
 
 
 # -- inputs --------------------------------------------------------------------

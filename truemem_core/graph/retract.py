@@ -13,9 +13,10 @@ from datetime import datetime
 from sqlalchemy import Table, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.graph.entities import candidates, pick
+from truemem_core.graph.entities import Known, candidates, pick
 from truemem_core.graph.names import norm
 from truemem_core.graph.records import RelationSpec
+from truemem_core.graph.tables import chunks
 from truemem_core.storage.schema import graph_entities, graph_observations, graph_relations
 
 e, o, r = graph_entities, graph_observations, graph_relations
@@ -23,17 +24,17 @@ e, o, r = graph_entities, graph_observations, graph_relations
 
 async def entities(conn: AsyncConnection, user: str, names: Sequence[str], now: datetime) -> int:
     """Retract the named entities with their observations and relations."""
-    found = await candidates(conn, user, {norm(name) for name in names})
-    ids = sorted({x.id for x in (pick(found, name, None) for name in names) if x is not None})
-    if not ids:
-        return 0
-    await conn.execute(update(e).where(e.c.user_id == user, e.c.id.in_(ids))
-                       .values(invalidated_at=now))
-    await conn.execute(update(o).where(o.c.user_id == user, o.c.entity_id.in_(ids),
-                                       o.c.invalidated_at.is_(None)).values(invalidated_at=now))
-    await conn.execute(update(r).where(
-        r.c.user_id == user, r.c.invalidated_at.is_(None),
-        or_(r.c.source_id.in_(ids), r.c.target_id.in_(ids))).values(invalidated_at=now))
+    found = Known(await candidates(conn, user, {norm(name) for name in names}))
+    ids = sorted({x.id for x in map(found.pick, names, [None] * len(names)) if x is not None})
+    for part in chunks(ids):
+        await conn.execute(update(e).where(e.c.user_id == user, e.c.id.in_(part))
+                           .values(invalidated_at=now))
+        await conn.execute(update(o).where(o.c.user_id == user, o.c.entity_id.in_(part),
+                                           o.c.invalidated_at.is_(None))
+                           .values(invalidated_at=now))
+        await conn.execute(update(r).where(
+            r.c.user_id == user, r.c.invalidated_at.is_(None),
+            or_(r.c.source_id.in_(part), r.c.target_id.in_(part))).values(invalidated_at=now))
     return len(ids)
 
 
@@ -53,11 +54,12 @@ async def observations(
 async def relations(
     conn: AsyncConnection, user: str, specs: Sequence[RelationSpec], now: datetime,
 ) -> int:
-    found = await candidates(conn, user, {norm(n) for s in specs for n in (s.source, s.target)})
+    found = Known(await candidates(
+        conn, user, {norm(n) for s in specs for n in (s.source, s.target)}))
     keys = set()
     for spec in specs:
-        head = pick(found, spec.source, spec.source_type)
-        tail = pick(found, spec.target, spec.target_type)
+        head = found.pick(spec.source, spec.source_type)
+        tail = found.pick(spec.target, spec.target_type)
         if head is not None and tail is not None:
             keys.add((head.id, spec.type, tail.id))
     if not keys:

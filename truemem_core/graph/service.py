@@ -8,14 +8,17 @@ user's entity behaves exactly like an unknown one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from truemem_core._validation import check_k, check_text, check_user_id
+from truemem_core._validation import (
+    check_count,
+    check_k,
+    check_storable,
+    check_text,
+    check_user_id,
+)
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
@@ -49,14 +52,8 @@ class GraphStore:
     def _user(self, user_id: Any) -> str:
         return check_user_id(user_id, self.settings.max_id_chars)
 
-    @asynccontextmanager
-    async def _writing(self, user: str) -> AsyncIterator[AsyncConnection]:
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
-            yield conn
-
     async def _apply(self, user: str, facts: GraphFacts) -> Applied:
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await apply_facts(conn, user, facts, source_memory_id=None,
                                      source_message_id=None, now=utcnow())
 
@@ -90,7 +87,7 @@ class GraphStore:
     async def delete_entities(self, user_id: Any, entity_names: Sequence[str]) -> int:
         user = self._user(user_id)
         handles = [names.check_name(name) for name in names.items(entity_names, "names")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.entities(conn, user, handles, utcnow())
 
     async def delete_observations(
@@ -100,14 +97,14 @@ class GraphStore:
         name = names.check_name(entity)
         said = [check_text(text, "observation text", self.settings.max_text_chars)
                 for text in names.items(texts, "texts")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.observations(conn, user, name, said, utcnow())
 
     async def delete_relations(self, user_id: Any, relations: Sequence[RelationInput]) -> int:
         user = self._user(user_id)
         specs = [names.parse_relation(item, self.settings.max_text_chars)
                  for item in names.items(relations, "relations")]
-        async with self._writing(user) as conn:
+        async with self.db.writing(user) as conn:
             return await retract.relations(conn, user, specs, utcnow())
 
     # -- reads ---------------------------------------------------------------------
@@ -132,6 +129,8 @@ class GraphStore:
         kind = None if type is None else names.check_type(type, "type")
         if query is not None and not isinstance(query, str):
             raise InvalidInputError("query must be a str")
+        if query is not None:
+            check_storable(query, "query")
         size = None if limit is None else check_k(limit, "limit")
         async with self.db.transaction(readonly=True) as conn:
             return await reads.list_entities(conn, user, type=kind, query=query, as_of=as_of,
@@ -204,13 +203,27 @@ class GraphStore:
             return await traversal.path(conn, user, start.id, end.id, max_depth=depth,
                                         as_of=as_of, valid_at=valid_at)
 
-    async def graph(self, user_id: Any, *, as_of: _Instant, valid_at: _Instant) -> Graph:
+    async def graph(
+        self, user_id: Any, *, as_of: _Instant, valid_at: _Instant, limit: Any = None,
+        offset: Any = 0,
+    ) -> Graph:
+        """The whole graph, or with ``limit`` a page: from ``offset`` on, up to ``limit``
+        entities (with all their observations) and up to ``limit`` relations, each list
+        in its own order (one more row of each is read to know whether a page follows)."""
         user = self._user(user_id)
         as_of, valid_at = self._times(as_of, valid_at)
+        size = None if limit is None else check_k(limit, "limit")
+        start = check_count(offset, "offset", 0)
+        more = None if size is None else size + 1
         async with self.db.transaction(readonly=True) as conn:
-            return Graph(
-                await reads.list_entities(conn, user, type=None, query=None, as_of=as_of,
-                                          limit=None),
-                await reads.list_observations(conn, user, None, as_of=as_of, valid_at=valid_at),
-                await reads.list_relations(conn, user, None, type=None, as_of=as_of,
-                                           valid_at=valid_at))
+            entities = await reads.list_entities(conn, user, type=None, query=None,
+                                                 as_of=as_of, limit=more, offset=start)
+            relations = await reads.list_relations(conn, user, None, type=None, as_of=as_of,
+                                                   valid_at=valid_at, limit=more, offset=start)
+            follows = size is not None and (len(entities) > size or len(relations) > size)
+            entities, relations = entities[:size], relations[:size]
+            observations = await reads.list_observations(
+                conn, user, None, as_of=as_of, valid_at=valid_at,
+                of=None if size is None else {x.id for x in entities})
+        return Graph(entities, observations, relations,
+                     next_offset=start + size if follows and size is not None else None)

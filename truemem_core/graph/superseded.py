@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import Text, cast, or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.graph.tables import evidence_ids
+from truemem_core.graph.tables import citing, evidence_ids
 from truemem_core.storage.schema import graph_relations, memories, utcnow
 
 r = graph_relations
@@ -43,12 +43,8 @@ async def end_with(conn: AsyncConnection, user: str, just_closed: Collection[str
     closed = set(just_closed)
     if not closed:
         return
-    text = cast(r.c.evidence_memory_ids, Text)
-    found = (await conn.execute(select(r).where(
-        r.c.user_id == user, r.c.valid_to.is_(None), r.c.invalidated_at.is_(None),
-        or_(*(text.contains(i, autoescape=True) for i in sorted(closed)))))).all()
+    found = await citing(conn, user, closed, r.c.valid_to.is_(None), r.c.invalidated_at.is_(None))
     cited = {row.id: set(evidence_ids(row.evidence_memory_ids)) for row in found}
-    found = [row for row in found if cited[row.id] & closed]
     if not found:
         return
     valid = set((await conn.execute(select(memories.c.id).where(

@@ -11,10 +11,12 @@ Entities have no world time: ``as_of`` alone decides whether one is seen.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, FromClause, Select, and_, or_, select, true
+from sqlalchemy import ColumnElement, FromClause, Select, Text, and_, cast, or_, select, true
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.graph.records import Entity, Observation, Relation
 from truemem_core.storage.schema import (
@@ -23,6 +25,12 @@ from truemem_core.storage.schema import (
     graph_relations,
     utcnow,
 )
+
+T = TypeVar("T")
+
+# Terms of one OR of LIKEs: SQLite refuses an expression tree deeper than 1,000, and
+# a statement per few hundred keys keeps a 10,000-item batch linear on both backends.
+CHUNK = 200
 
 _SOURCE = graph_entities.alias("source_entity")
 _TARGET = graph_entities.alias("target_entity")
@@ -93,6 +101,28 @@ def evidence_ids(value: object) -> list[str]:
     if isinstance(value, str):
         value = json.loads(value)
     return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+async def citing(
+    conn: AsyncConnection, user: str, memory_ids: Collection[str], *where: Any
+) -> list[Any]:
+    """The user's relations (rows, ``where`` also holding) whose evidence names one of
+    ``memory_ids``: a LIKE per id narrows, the parsed evidence decides."""
+    r = graph_relations
+    wanted, evidence = set(memory_ids), cast(r.c.evidence_memory_ids, Text)
+    found: dict[str, Any] = {}
+    for part in chunks(sorted(wanted)):
+        for row in await conn.execute(select(r).where(
+                r.c.user_id == user, *where,
+                or_(*(evidence.contains(i, autoescape=True) for i in part)))):
+            if set(evidence_ids(row.evidence_memory_ids)) & wanted:
+                found[row.id] = row
+    return list(found.values())
 
 
 def relation_of(row: Any) -> Relation:

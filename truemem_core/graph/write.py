@@ -41,17 +41,17 @@ class _Entities:
     """The batch's entities: found in the store, or new (inserted together)."""
 
     user: str
-    known: list[Entity]
-    new: list[Entity] = field(default_factory=list)
+    known: lookup.Known
+    new: dict[str, Entity] = field(default_factory=dict)
     aliased: dict[str, Entity] = field(default_factory=dict)
     source_memory_id: str | None = None
 
     def get(self, name: str, kind: str | None, now: datetime) -> Entity:
-        found = lookup.pick(self.known, name, kind)
+        found = self.known.pick(name, kind)
         if found is None:
             found = Entity(str(uuid.uuid4()), self.user, name, kind or "thing", (), now)
-            self.known.append(found)
-            self.new.append(found)
+            self.known.put(found)
+            self.new[found.id] = found
         return found
 
     def add_aliases(self, entity: Entity, aliases: tuple[str, ...]) -> Entity:
@@ -60,11 +60,8 @@ class _Entities:
         if not extra:
             return entity
         grown = replace(entity, aliases=entity.aliases + extra)
-        self.known[self.known.index(entity)] = grown
-        if entity in self.new:
-            self.new[self.new.index(entity)] = grown
-        else:
-            self.aliased[entity.id] = grown
+        self.known.put(grown)
+        (self.new if entity.id in self.new else self.aliased)[entity.id] = grown
         return grown
 
 
@@ -88,7 +85,7 @@ def _resolve(facts: GraphFacts, batch: _Entities, now: datetime) -> Applied:
         batch.get(rel.source, rel.source_type, now)
         batch.get(rel.target, rel.target_type, now)
         if rel.replaces:
-            lookup.pick(batch.known, rel.replaces, None)  # ambiguous: raise before writing
+            batch.known.pick(rel.replaces, None)  # ambiguous: raise before writing
     return applied
 
 
@@ -98,7 +95,7 @@ async def _write_entities(conn: AsyncConnection, user: str, batch: _Entities) ->
             {"id": x.id, "user_id": user, "name": x.name, "norm": norm(x.name), "type": x.type,
              "aliases": list(x.aliases), "alias_keys": alias_keys(x.aliases),
              "source_memory_id": batch.source_memory_id, "created_at": x.created_at}
-            for x in batch.new])
+            for x in batch.new.values()])
     for entity in batch.aliased.values():
         await conn.execute(update(graph_entities).where(graph_entities.c.id == entity.id).values(
             aliases=list(entity.aliases), alias_keys=alias_keys(entity.aliases)))
@@ -113,7 +110,7 @@ async def apply_facts(
     ``replaces`` closes the relation it replaces. Facts derived from a memory (a message)
     carry its id."""
     found = await lookup.candidates(conn, user, _keys(facts))
-    batch = _Entities(user, found, source_memory_id=source_memory_id)
+    batch = _Entities(user, lookup.Known(found), source_memory_id=source_memory_id)
     applied = _resolve(facts, batch, now)
     await _write_entities(conn, user, batch)
     source = _Source(source_memory_id, source_message_id, now)
@@ -176,7 +173,7 @@ _Key = tuple[str, str, str]
 @dataclass
 class _RelationWrites:
     now: datetime
-    new: list[Relation] = field(default_factory=list)
+    new: dict[str, Relation] = field(default_factory=dict)  # by id
     invalidated: list[str] = field(default_factory=list)
     evidence: dict[str, Relation] = field(default_factory=dict)
 
@@ -188,7 +185,7 @@ async def _relations(
     if not specs:
         return []
     r = graph_relations
-    names = {x.id: x.name for x in batch.known}
+    names = {x.id: x.name for x in batch.known.by_id.values()}
     rows = await conn.execute(select(r).where(
         r.c.user_id == user, r.c.invalidated_at.is_(None),
         r.c.source_id.in_(sorted({batch.get(s.source, s.source_type, source.now).id
@@ -224,7 +221,7 @@ def _relation(
     tail = batch.get(spec.target, spec.target_type, source.now)
     start = spec.valid_from or source.now
     if spec.replaces:
-        old = lookup.pick(batch.known, spec.replaces, None)
+        old = batch.known.pick(spec.replaces, None)
         if old is not None and old.id != tail.id:
             _close(current.get((head.id, spec.type, old.id), []), start, writes, source)
     rows = current.setdefault((head.id, spec.type, tail.id), [])
@@ -238,7 +235,7 @@ def _relation(
         (source.message_id,) if source.message_id is not None else (), start, None,
         source.now, None)
     rows.append(rel)
-    writes.new.append(rel)
+    writes.new[rel.id] = rel
     return rel
 
 
@@ -247,15 +244,15 @@ def _close(rows: list[Relation], end: datetime, writes: _RelationWrites, source:
     for index, rel in enumerate(rows):
         if rel.valid_to is not None:
             continue
-        if rel in writes.new:
-            writes.new.remove(rel)
+        if rel.id in writes.new:
+            del writes.new[rel.id]
         else:
             writes.invalidated.append(rel.id)
             writes.evidence.pop(rel.id, None)
         valid_to = max(end, rel.valid_from) if rel.valid_from else end
         rows[index] = replace(rel, id=str(uuid.uuid4()), valid_to=valid_to,
                               recorded_at=source.now)
-        writes.new.append(rows[index])
+        writes.new[rows[index].id] = rows[index]
 
 
 def _with_evidence(
@@ -271,8 +268,8 @@ def _with_evidence(
         return rel
     grown = replace(rel, evidence_memory_ids=memory_ids, evidence_message_ids=message_ids)
     rows[rows.index(rel)] = grown
-    if rel in writes.new:
-        writes.new[writes.new.index(rel)] = grown
+    if rel.id in writes.new:
+        writes.new[rel.id] = grown
     else:
         writes.evidence[rel.id] = grown
     return grown
@@ -295,4 +292,5 @@ async def _write_relations(conn: AsyncConnection, user: str, writes: _RelationWr
         await conn.execute(r.insert(), [
             {**{k: getattr(rel, k) for k in _COLUMNS}, "user_id": user,
              "evidence_memory_ids": list(rel.evidence_memory_ids),
-             "evidence_message_ids": list(rel.evidence_message_ids)} for rel in writes.new])
+             "evidence_message_ids": list(rel.evidence_message_ids)}
+            for rel in writes.new.values()])

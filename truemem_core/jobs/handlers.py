@@ -8,6 +8,7 @@ LLM) happens before that transaction opens, holding no lock.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from truemem_core.language import (
     extract_facts,
     extract_with_llm,
     known_handle,
+    quoting,
     summarize_extractive,
     summarize_with_llm,
 )
@@ -38,6 +40,7 @@ from truemem_core.storage.schema import utcnow
 
 log = logging.getLogger("truemem.jobs")
 
+SECOND_HAND_IMPORTANCE = 2  # the most an LLM fact from an exchange with pasted text gets
 _KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
 
 
@@ -77,11 +80,11 @@ class Handlers:
                     supersedes=[handles[h] for h in fact.replaces if h in handles])))
             except InvalidInputError as exc:
                 log.warning("dropped an extracted fact %r: %s", fact.text, exc)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
-            await store_embeddings(conn, user, [turn.id for turn in turns], vectors)
+            await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
+                                   self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
                 stored = await write.add(conn, self.memories.env, candidate,
@@ -100,10 +103,16 @@ class Handlers:
         # The rules run in a thread: a long message never holds up other users' calls.
         found: list[tuple[CandidateFact, Source]] = [
             (fact, "explicit") for fact in await asyncio.to_thread(detect_explicit, said)]
-        if self.llm is None:
+        if self.llm is None:  # the rules read only the user's own words
             extracted = await asyncio.to_thread(extract_facts, said)
         else:
-            extracted = await extract_with_llm(self.llm, said, answered, known)
+            # The LLM reads no pasted block; it does read quotations and the reply, which
+            # may restate what was pasted: facts from such an exchange are kept low.
+            reading = await asyncio.to_thread(quoting.read, said)
+            extracted = await extract_with_llm(self.llm, reading.text, answered, known)
+            if reading.second_hand:
+                extracted = [dataclasses.replace(fact, importance=min(
+                    fact.importance, SECOND_HAND_IMPORTANCE)) for fact in extracted]
         return found + [(fact, "extracted") for fact in extracted]
 
     async def summarize(self, job: Any) -> None:
@@ -120,8 +129,7 @@ class Handlers:
             summary = await asyncio.to_thread(summarize_extractive, state.summary, turns)
         else:
             summary = await summarize_with_llm(self.llm, state.summary, turns)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
                 await sessions.fold(
                     conn, user, session, expected_through=state.summarized_through,
@@ -135,10 +143,10 @@ class Handlers:
             found = [m for i in job.payload["message_ids"]
                      if (m := await sessions.message(conn, user, i)) is not None]
         vectors = await self.memories.embed([m.content for m in found])
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # first, as erase_user: no lock cycle
+        async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
-                await store_embeddings(conn, user, [m.id for m in found], vectors)
+                await store_embeddings(conn, user, [m.id for m in found], vectors,
+                                       self.memories.embedder.model_name)
 
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user; then a step

@@ -3,12 +3,14 @@
 
 - ``detect_explicit``: "remember that…" requests (request path, importance 5)
 - ``extract_facts``: rule-based facts from a user message (no LLM configured)
+- ``quoting``: the user's own words of a message, apart from what it quotes or pastes
 - ``summarize_extractive``: running summary without an LLM
 - ``extract_with_llm`` / ``summarize_with_llm``: the same with any :class:`LLM`
 - ``classify``: episodic or semantic; ``claims`` / ``contradiction``: which stored
   fact a new one supersedes
 """
 
+from truemem_core.language import quoting
 from truemem_core.language.llm import (
     EXTRACTION_PROMPT,
     LLM,
@@ -45,6 +47,7 @@ __all__ = [
     "extract_with_llm",
     "known_handle",
     "parse_facts",
+    "quoting",
     "summarize_extractive",
     "summarize_with_llm",
 ]

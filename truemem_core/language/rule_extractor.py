@@ -5,7 +5,8 @@ yields a fact only when it opens with a recognised first-person pattern
 ("I live in…", "my wife…", "me gusta…", see ``patterns_en``/``patterns_es``)
 and, where a pattern is vague ("I'm a…", "I have…"), only when the object is
 in a closed word list. Questions, hypotheticals and opinions ("I think…")
-yield nothing.
+yield nothing. Only the user's own words are read (``quoting``): the "I live in
+Berlin" of a pasted email or a quotation is someone else's first person.
 
 Importance follows SPEC §5, 5 being reserved for explicit requests:
 4 key personal data (name, age, job, location, allergies and health),
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from truemem_core.language import offload
+from truemem_core.language import offload, quoting
 from truemem_core.language import patterns_en as en
 from truemem_core.language import patterns_es as es
 from truemem_core.language.perspective import (
@@ -95,17 +96,18 @@ def extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
 def _extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
     found: list[tuple[str, CandidateFact]] = []
     seen: set[str] = set()
-    text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(user_message))
+    reading = quoting.read(user_message)
+    text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(reading.own_words()))
     for sentence in split_sentences(text):
         if _is_question(sentence):
             continue
         for clause in _clauses(sentence):
             matched = _match(clause)
-            if matched is None or matched[1].lower() in seen:
-                continue
-            rule, text = matched
-            seen.add(text.lower())
-            found.append((rule.category, CandidateFact(text, rule.importance, rule.kind)))
+            if matched is None or matched[1].lower() in seen or quoting.QUOTED in matched[1]:
+                continue  # a fact about a quotation would be about "[quoted text]"
+            rule, fact = matched[0], reading.restore(matched[1])
+            seen.add(matched[1].lower())
+            found.append((rule.category, CandidateFact(fact, rule.importance, rule.kind)))
     return found
 
 

@@ -64,9 +64,24 @@ def split_sentences(text: str) -> list[str]:
 _EDGES = re.compile(r"^[\s\"'«“(\-–—,:;¿¡]+|[\s\"'»”)\-–—,:;.!?…]+$")
 
 
+_PAIRS = {'"': '"', "”": "“", "»": "«"}  # a closing quote and its opening one
+
+
 def strip_edges(text: str) -> str:
-    """Remove surrounding quotes, dashes and trailing punctuation."""
-    return _EDGES.sub("", text.strip())
+    """Remove surrounding quotes, dashes and trailing punctuation; a closing quote that
+    closes a quotation inside the text stays ('Favourite novel is "Dune"')."""
+    stripped = _EDGES.sub("", text.strip())
+    tail = text.strip()[len(stripped):].lstrip(" ")  # what was cut at the end, if anything
+    if tail[:1] in _PAIRS and _open_quotation(stripped, tail[0]):
+        return stripped + tail[0]
+    return stripped
+
+
+def _open_quotation(text: str, closer: str) -> bool:
+    opener = _PAIRS[closer]
+    if opener == closer:
+        return text.count(closer) % 2 == 1
+    return text.count(opener) > text.count(closer)
 
 
 def capitalise(text: str) -> str:

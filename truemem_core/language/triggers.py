@@ -5,6 +5,11 @@ counts only where an imperative can stand: at the start of a sentence or after
 a filler ("Great, and remember that…", "could you please note that…"). That is
 what keeps "I remember when…" and "do you remember the movie?" out. Questions
 are not requests, except the polite "Could you remember that…?".
+
+Only the user's own words can ask (``quoting``): a trigger inside a quotation, a code
+block, a pasted email or a text to translate is someone else's, and a request's fact
+stops where a pasted block begins. A quotation inside the user's own request stays in
+its fact ("remember that my motto is "carpe diem"").
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from truemem_core.language import offload
+from truemem_core.language import offload, quoting
 from truemem_core.language.perspective import Lang, is_first_person_verb, third_person
 from truemem_core.language.text import fold, normalise, sentence_spans, strip_edges
 from truemem_core.language.types import CandidateFact
@@ -160,8 +165,10 @@ def _detect_edges(head: str, tail: str) -> list[CandidateFact]:
 def _detect(message: str) -> list[CandidateFact]:
     if not _KEYWORD.search(message):
         return []  # the common case on the request path: no trigger word at all
-    text = normalise(message)
-    folded = fold(text)
+    reading = quoting.read(message)
+    # Triggers are found in the user's own words (quotations masked, same offsets);
+    # facts are cut from the text itself, so a quotation inside one keeps its words.
+    text, folded = normalise(reading.text), fold(normalise(reading.masked()))
     facts: list[CandidateFact] = []
     seen: set[str] = set()
     hits = _hits(text, folded)

@@ -109,11 +109,11 @@ async def add_many(
     Each result is what ``write.add`` would have returned for that candidate: the
     memory as it stood right after it (None when admission rejected it). ``known``:
     the vectors the previous batch left, read again only where a row changed since;
-    updated in place for the next batch.
+    updated in place for the next batch. The caller's transaction holds the user's
+    lock (``Database.writing``): no row changes between the reads of ``_load``.
     """
     if not batch:
         return []
-    await env.db.lock_user(conn, user)
     stored = await _load(conn, user, known)
     # pure work, a few hundred microseconds a fact: off the event loop (see language.offload)
     ledger, results = await asyncio.to_thread(_decide, env, stored, batch, admit)
@@ -145,7 +145,9 @@ async def _load(conn: AsyncConnection, user: str, known: Known) -> list[_Row]:
                  else memories.c.id.in_(stale))
         vectors.update((row.id, row.embedding) for row in await conn.execute(
             select(memories.c.id, memories.c.embedding).where(scope)))
-    return [_Row(*row, embedding=vectors[row.id]) for row in found]  # in _Row's order
+    # in _Row's order; a row deleted between the two reads is not there (none is: every
+    # deleter takes the user's lock first)
+    return [_Row(*row, embedding=vectors[row.id]) for row in found if row.id in vectors]
 
 
 def _order(row: _Row) -> tuple[int, datetime, str]:

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import MAX_ROWS, check_k, check_text
+from truemem_core._validation import check_count, check_k, check_text
 from truemem_core.errors import InvalidInputError
 from truemem_core.memory import edit, items, reads, rows, write
 from truemem_core.memory.items import StoreItem
@@ -28,12 +28,6 @@ from truemem_core.search import hybrid
 from truemem_core.search.channels import Corpus, memories_of
 from truemem_core.search.filters import make_filters
 from truemem_core.storage.schema import memories, utcnow
-
-
-def _check_count(value: Any, what: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidInputError(f"{what} must be an int >= {least}, got {value!r}")
-    return min(value, MAX_ROWS)
 
 
 class ItemStore:
@@ -55,8 +49,7 @@ class ItemStore:
             user, text, importance=importance, kind=None, source="manual")
         if fact is not None:
             fact = dataclasses.replace(fact, vector=(await self.memories.embed([fact.text]))[0])
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             old = await items.fetch(conn, user, space, name)
             memory_id = await self._index(conn, user, old, fact, space, name)
             await items.write(conn, user, space, name, document, memory_id, old)
@@ -102,8 +95,7 @@ class ItemStore:
         """Delete the item and its memory (with its text everywhere); absent: nothing."""
         user = self.memories.check_user(user_id)
         space, name = items.check_namespace(namespace), items.check_key(key)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             old = await items.fetch(conn, user, space, name)
             if old is None:
                 return
@@ -120,7 +112,7 @@ class ItemStore:
         prefix = items.check_namespace(namespace_prefix, "namespace_prefix", empty=True)
         user = None if user_id is None else self.memories.check_user(user_id)
         conditions = items.check_filter(filter)
-        size, skip = _check_count(limit, "limit", 0), _check_count(offset, "offset", 0)
+        size, skip = check_count(limit, "limit", 0), check_count(offset, "offset", 0)
         if query is None:
             return await self._list(user, prefix, conditions, size, skip)
         if user is None:

@@ -1,6 +1,6 @@
 """Keeping a user's memories in shape: retrieval counts, dynamic scores and states
 (with the importance propagated through the graph, ``graph.propagation``), pruning past
-the soft limit, and re-embedding after a model change.
+the soft limit.
 
 Each function runs in the caller's transaction; updates go out in batches
 (one executemany), never a statement per row.
@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core.embeddings import Vector
 from truemem_core.graph.propagation import PROPAGATION_GAIN, links, support
 from truemem_core.memory import rows
 from truemem_core.memory.env import MemoryEnv
@@ -59,8 +58,8 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     States and pruning are decided together, then written once: a memory pruned past
     the soft limit, whose score alone would make it active, stays archived and is not
     rewritten (raised, then pruned again, it gained two history events every exchange).
+    The caller's transaction holds the user's lock (``Database.writing``).
     """
-    await env.db.lock_user(conn, user)
     now = utcnow()
     found = (await conn.execute(select(
         memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
@@ -158,26 +157,3 @@ def prune_events(victims: Sequence[Any], limit: int) -> list[dict[str, Any]]:
         "old_text": row.text, "new_text": row.text,
         "old_importance": row.importance, "new_importance": row.importance,
     } for row in victims]
-
-
-async def all_memory_ids(conn: AsyncConnection) -> list[str]:
-    """Every memory id of the store, in a stable order (what ``reembed`` walks)."""
-    return [row.id for row in await conn.execute(select(memories.c.id).order_by(memories.c.id))]
-
-
-async def texts(conn: AsyncConnection, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(id, text) of the given memories, any user's (``reembed`` is store-wide)."""
-    found = await conn.execute(
-        select(memories.c.id, memories.c.text).where(memories.c.id.in_(list(ids))))
-    return [(row.id, row.text) for row in found]
-
-
-async def store_vectors(
-    conn: AsyncConnection, ids: Sequence[str], vectors: Vector, model_name: str
-) -> None:
-    """Replace the vectors of ``ids`` in one batch."""
-    if len(ids):
-        await conn.execute(
-            memories.update().where(_BY_ID).values(
-                embedding=bindparam("vector"), embedding_model=model_name),
-            [{"row_id": i, "vector": v} for i, v in zip(ids, vectors, strict=True)])

@@ -125,8 +125,7 @@ class PeerImport:
                 report.added += 1
             if memory is not None and memory.id not in before:
                 sources.setdefault(memory.id, []).append(record)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             await _date(conn, user, sources)
             await _keep(conn, user, records, made)
 

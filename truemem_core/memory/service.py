@@ -32,7 +32,7 @@ from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language.classify import classify_kind
-from truemem_core.memory import bulk, edit, maintenance, reads, rows, write
+from truemem_core.memory import bulk, edit, maintenance, reads, reembedding, rows, write
 from truemem_core.memory.env import MemoryEnv
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
@@ -156,7 +156,7 @@ class MemoryStore:
         """Store a fact, or fold it into a near-duplicate; prune past the soft limit."""
         new = await self.candidate(user_id, text, importance=importance, kind=kind,
                                    source=source)
-        async with self.db.transaction() as conn:
+        async with self.db.writing(new.user) as conn:
             stored = await write.add(conn, self.env, new, admit=False)
             assert stored is not None  # only admission control rejects
             await end_with_their_memories(conn, stored.user_id, [stored.id], utcnow())
@@ -199,7 +199,7 @@ class MemoryStore:
                     self.embed([f.text for f in batches[n + 1]]))
                 ready = [dataclasses.replace(f, vector=v) for f, v in zip(batch, vectors,
                                                                            strict=True)]
-                async with self.db.transaction() as conn:
+                async with self.db.writing(user) as conn:
                     done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
                                                 known=known)
                 report(len(done), len(facts))
@@ -238,62 +238,50 @@ class MemoryStore:
         new_text = None if text is None else check_text(text, "text", self.settings.max_text_chars)
         new_importance = None if importance is None else check_importance(importance)
         vector = None if new_text is None else (await self.embed([new_text]))[0]
-        async with self.db.transaction() as conn:
+        async with self.db.writing(user) as conn:
             return await edit.update(conn, user, memory_id, text=new_text,
                                      importance=new_importance, vector=vector)
 
     async def delete(self, user_id: Any, memory_id: Any) -> None:
         user = self.check_user(user_id)
-        async with self.db.transaction() as conn:
+        async with self.db.writing(user) as conn:
             await edit.delete(conn, user, memory_id)
 
     async def feedback(self, user_id: Any, memory_id: Any, verdict: Any) -> Memory:
         user, checked = self.check_user(user_id), edit.check_verdict(verdict)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)  # it may close the fact: as every writer
+        async with self.db.writing(user) as conn:  # it may close the fact
             return await edit.feedback(conn, user, memory_id, checked)
 
     async def touch(self, counts: Mapping[str, Mapping[str, int]]) -> None:
         """Count retrievals, ``counts[user][id]`` of each memory, for all those users in
         one transaction (off the request path: see ``conversation.turn``)."""
         if counts:
-            async with self.db.transaction() as conn:
-                await self.db.lock_users(conn, counts)  # as every writer: erase_user wins
+            async with self.db.writing(*counts) as conn:  # erase_user wins
                 await maintenance.touch(conn, counts)
 
     async def maintain(self, user_id: Any) -> dict[str, str]:
         user = self.check_user(user_id)
-        async with self.db.transaction() as conn:
+        async with self.db.writing(user) as conn:
             return await maintenance.maintain(conn, self.env, user)
 
     async def prune(self, user_id: Any) -> list[str]:
         user = self.check_user(user_id)
-        async with self.db.transaction() as conn:
-            await self.db.lock_user(conn, user)
+        async with self.db.writing(user) as conn:
             return await maintenance.prune_excess(conn, self.env, user)
 
     async def reembed(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
     ) -> int:
-        """Recompute every stored vector with this embedder (after changing models).
+        """Recompute every stored vector with this embedder (after changing models): the
+        memories' and the messages' (``memory.reembedding``); returns how many.
 
-        Runs in batches; the store adopts the new model only once all are done, so
-        an interrupted run is simply run again.
+        Runs in batches, each committed; vectors already this model's are skipped, so an
+        interrupted run is simply run again and goes on where it stopped. The store adopts
+        the new model only once none is left (rows written meanwhile: another pass).
         """
-        report = check_progress(progress)
-        async with self.db.transaction(readonly=True) as conn:
-            ids = await maintenance.all_memory_ids(conn)
-        for start in range(0, len(ids), batch):
-            async with self.db.transaction(readonly=True) as conn:
-                found = await maintenance.texts(conn, ids[start:start + batch])
-            vectors = await self.embed([text for _, text in found])
-            async with self.db.transaction() as conn:
-                await maintenance.store_vectors(conn, [i for i, _ in found], vectors,
-                                                self.embedder.model_name)
-            report(min(start + batch, len(ids)), len(ids))
-        async with self.db.transaction() as conn:
-            await self.db.set_embedder(conn, self.embedder.model_name, self.embedder.dimension)
-        return len(ids)
+        return await reembedding.run(self.db, self.embed, self.embedder.model_name,
+                                     self.embedder.dimension, batch=batch,
+                                     report=check_progress(progress))
 
     # -- reads -------------------------------------------------------------------
 

@@ -57,10 +57,10 @@ async def add(
 
     A fact that supersedes a stored one closes the old one's validity. With
     ``admit``, a new fact scoring below the admission threshold is not stored
-    (None) and its rejection is recorded.
+    (None) and its rejection is recorded. The caller's transaction holds the user's
+    lock (``Database.writing``).
     """
     user, settings = new.user, env.settings
-    await env.db.lock_user(conn, user)
     nearest = await env.channels.nearest(
         conn, memories_of(user, include_archived=True), new.vector, NEIGHBOURS)
     duplicates = await _duplicates(conn, user, new, [

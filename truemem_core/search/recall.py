@@ -71,12 +71,13 @@ async def recall(
 
 
 async def store_embeddings(
-    conn: AsyncConnection, user_id: str, ids: Sequence[int], vectors: Vector
+    conn: AsyncConnection, user_id: str, ids: Sequence[int], vectors: Vector, model_name: str
 ) -> None:
-    """Make messages recallable by meaning: store their vectors, in one batch."""
+    """Make messages recallable by meaning: store their vectors (made by ``model_name``),
+    in one batch."""
     if len(ids):
         await conn.execute(
             messages.update()
             .where(messages.c.user_id == user_id, messages.c.id == bindparam("message_id"))
-            .values(embedding=bindparam("vector")),
+            .values(embedding=bindparam("vector"), embedding_model=model_name),
             [{"message_id": i, "vector": v} for i, v in zip(ids, vectors, strict=True)])

@@ -8,8 +8,10 @@ does no I/O.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
@@ -88,6 +90,30 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database).expanduser()
 
 
+def require_store(database: str | None) -> None:
+    """Refuse a SQLite path without a store: a typo must not create an empty one, nor
+    turn another application's database (or an empty file) into one."""
+    path = sqlite_path(resolve_url(database))
+    if path is not None and not holds_store(path):
+        raise InvalidInputError(
+            f"no TrueMem store at {path} (this command works on existing data and does not "
+            "create one; check --database or $TRUEMEM_DATABASE_URL)")
+
+
+def holds_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` has TrueMem's tables (read only, nothing made)."""
+    if not path.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (VERSION_TABLE,)).fetchone()
+    except sqlite3.Error:  # not a SQLite file, or unreadable
+        return False
+    return found is not None
+
+
 class Database:
     """An async engine with its dialect. The first transaction migrates, checks the
     embedder and runs ``loads``.
@@ -113,6 +139,8 @@ class Database:
         self._opened = False
         self._opening: asyncio.Lock | None = None
         self._failed = False  # a database error happened (see close)
+        self._file = sqlite_path(url)
+        self._identity: tuple[int, int] | None = None  # the SQLite file opened (see _same_file)
 
     async def open(self) -> None:
         """Migrate the schema and check the embedder (once; later calls return at once)."""
@@ -150,6 +178,8 @@ class Database:
                     "(a file is in the way, or no permission)") from exc
         async with self._transaction() as conn:
             await conn.run_sync(upgrade_if_behind)
+            if self._file is not None:
+                self._identity = _identity(self._file)
         embedder = self._embedder
         if embedder is not None:  # a FunctionEmbedder may embed to learn its dimension
             dimension = await asyncio.to_thread(lambda: embedder.dimension)
@@ -200,6 +230,19 @@ class Database:
         await self._dialect.lock_users(conn, user_ids)
 
     @asynccontextmanager
+    async def writing(self, *user_ids: str) -> AsyncIterator[AsyncConnection]:
+        """The transaction of every writer of a user's rows: the users' locks are its
+        first statement, before it reads what it decides on. Every writer taking them
+        first, and several in one fixed order, no two writers wait on each other in a
+        cycle, and none decides on a row another is changing."""
+        async with self.transaction() as conn:
+            if len(user_ids) == 1:
+                await self.lock_user(conn, user_ids[0])
+            else:
+                await self.lock_users(conn, user_ids)
+            yield conn
+
+    @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
         """One transaction; database errors surface as ``StorageError``.
 
@@ -207,6 +250,7 @@ class Database:
         PostgreSQL ignores it.
         """
         await self.open()
+        self._same_file()
         async with self._transaction(readonly=readonly) as conn:
             yield conn
 
@@ -217,6 +261,7 @@ class Database:
         (what PostgreSQL's READ COMMITTED gives each statement of a transaction anyway),
         and for a write that is one statement (atomic on its own)."""
         await self.open()
+        self._same_file()
         try:
             async with self._alone.connect() as conn:
                 yield conn
@@ -236,12 +281,30 @@ class Database:
             self._failed = True
             raise storage_error(exc) from exc
 
+    def _same_file(self) -> None:
+        """Refuse to go on when the SQLite file opened was deleted or replaced: the open
+        connections would keep serving (and writing) a file no one will read again, and a
+        new one would start an empty store at its path. One ``stat``, no I/O beyond it."""
+        if self._identity is not None and _identity(self._file) != self._identity:
+            raise StorageError(
+                "database error: the SQLite file was deleted or replaced after this process "
+                "opened it; restore it and restart the process")
+
     async def close(self) -> None:
         await self.engine.dispose()
         if self._failed and self.dialect == "sqlite":
             # After a failed connect, aiosqlite's thread still posts a result to this
             # loop; give it the moment it needs before the loop closes.
             await asyncio.sleep(0.1)
+
+
+def _identity(path: Path | None) -> tuple[int, int] | None:
+    """The device and inode of a file (None when there is none at ``path``)."""
+    try:
+        found = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return None if found is None else (found.st_dev, found.st_ino)
 
 
 def _engine(url: str) -> AsyncEngine:

@@ -186,6 +186,7 @@ messages = Table(
     Column("created_at", UTCDateTime, nullable=False),
     # conversation recall: past turns are searchable as episodic memory (0004)
     Column("embedding", EmbeddingType, nullable=True),
+    Column("embedding_model", String(128), nullable=True),  # NULL: before 0018 (or no vector)
     Index("ix_messages_user_session", "user_id", "session_id", "id"),
     Index("ix_messages_user_session_summarized", "user_id", "session_id", "summarized",
           "id", "tokens"),  # 0016

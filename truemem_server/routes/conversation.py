@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from truemem_server.auth import Writer, shown_user, stored_user
-from truemem_server.errors import documented
+from truemem_core import SessionState, TrueMem
+from truemem_server.auth import Gated, Writer, shown_user, stored_user
+from truemem_server.errors import NotFound, documented
 from truemem_server.models import (
     ContextOut,
     ContextRequest,
@@ -18,7 +19,7 @@ from truemem_server.models import (
 )
 from truemem_server.routes.deps import Ids, Memory, ReadUser, WriteUser
 
-router = APIRouter(tags=["conversation"],
+router = APIRouter(tags=["conversation"], route_class=Gated,
                    responses=documented(401, 403, 404, 413, 422, 500, 503))
 
 
@@ -58,13 +59,23 @@ async def get_session(
         "how many of its latest messages (default: the recent_messages a context serves)"
     ))] = None,
 ) -> SessionOut:
-    state = await memory.aget_session(user, session_id, recent=recent)
-    return SessionOut.of(shown_user(user), session_id, state, ids)
+    return SessionOut.of(shown_user(user), session_id,
+                         await _held(memory, user, session_id, recent), ids)
 
 
 @router.delete("/users/{user_id}/sessions/{session_id:path}", status_code=204,
                response_class=Response, summary="Clear a session")
 async def clear_session(user: WriteUser, session_id: str, memory: Memory) -> Response:
     """Delete the session's messages and summary; long-term memories stay."""
+    await _held(memory, user, session_id, recent=1)
     await memory.aclear_session(user, session_id)
     return Response(status_code=204)
+
+
+async def _held(memory: TrueMem, user: str, session_id: str, recent: int | None) -> SessionState:
+    """The session's state; 404 for a session that holds nothing, neither a message nor
+    a summary: one never recorded, or cleared."""
+    state = await memory.aget_session(user, session_id, recent=recent)
+    if not state.recent and state.summary is None:
+        raise NotFound("no such session for this user")
+    return state

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from truemem_server.auth import Reader, stored_user
+from truemem_server.auth import Gated, Reader, stored_user
 from truemem_server.errors import documented
 from truemem_server.models import (
     FeedbackRequest,
@@ -21,7 +21,8 @@ from truemem_server.models import (
 )
 from truemem_server.routes.deps import Ids, Memory, ReadUser, WriteUser
 
-router = APIRouter(tags=["memories"], responses=documented(401, 403, 404, 413, 422, 500, 503))
+router = APIRouter(tags=["memories"], route_class=Gated,
+                   responses=documented(401, 403, 404, 413, 422, 500, 503))
 ONE = "/users/{user_id}/memories/{memory_id}"
 
 

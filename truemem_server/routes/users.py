@@ -6,12 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from truemem_server.auth import shown_user
+from truemem_server.auth import Gated, GatedImport, shown_user
 from truemem_server.errors import documented
 from truemem_server.models import ErasedOut, MemoryOut, shown_export
 from truemem_server.routes.deps import Ids, Memory, ReadUser, WriteUser
 
-router = APIRouter(tags=["users"], responses=documented(401, 403, 404, 413, 422, 500, 503))
+router = APIRouter(tags=["users"], route_class=Gated,
+                   responses=documented(401, 403, 404, 413, 422, 500, 503))
 
 
 @router.get("/users/{user_id}/export", response_model=dict[str, Any],
@@ -22,13 +23,18 @@ async def export_user(user: ReadUser, memory: Memory, ids: Ids) -> dict[str, Any
     return shown_export(await memory.aexport_user(user), ids)
 
 
-@router.post("/users/{user_id}/import", response_model=list[MemoryOut], status_code=201,
-             summary="Restore an export under this user")
 async def import_user(
     user: WriteUser, memory: Memory, ids: Ids,
     data: Annotated[dict[str, Any], Body(description="a document from export")],
 ) -> list[MemoryOut]:
     return [MemoryOut.of(m, ids) for m in await memory.aimport_user(user, data)]
+
+
+# the one route whose body may be an export document: max_import_bytes
+router.add_api_route("/users/{user_id}/import", import_user, methods=["POST"],
+                     response_model=list[MemoryOut], status_code=201,
+                     summary="Restore an export under this user",
+                     route_class_override=GatedImport)
 
 
 @router.delete("/users/{user_id}", response_model=ErasedOut, summary="Erase a user")
