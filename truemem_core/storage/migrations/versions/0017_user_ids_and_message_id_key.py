@@ -18,7 +18,7 @@ The downgrade keeps the rewritten ids (older code accepts them as they are) and 
 key (older code does not read it; an upgrade again keeps showing the same ids).
 
 Revision ID: 0017
-Revises: 0016
+Revises: 0018
 """
 
 import logging
@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0016"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
