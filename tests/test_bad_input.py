@@ -10,7 +10,7 @@ the test's own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,41 @@ def test_ids_with_invisible_or_unstorable_characters_are_refused(
     unchanged(seeded, before)
 
 
+@pytest.mark.parametrize("bad", ["ana ", " ana", "ana\u00a0", "\u3000ana"])
+def test_user_ids_with_a_space_around_them_are_refused_on_every_entry(
+    seeded: TrueMem, bad: str
+) -> None:
+    """``"ana "`` would be a second user that every list shows as ``ana``."""
+    before = row_counts(seeded.database_url)
+    calls: dict[str, Callable[[], Any]] = {
+        "get_context": lambda: seeded.get_context(bad, "s", "Remember that I like tea"),
+        "record": lambda: seeded.record(bad, "s", "I work as a pilot", "Nice!"),
+        "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
+        "add_memories": lambda: seeded.add_memories(bad, ["Likes tea"]),
+        "import_user": lambda: seeded.import_user(bad, seeded.export_user("ana")),
+        "add_relations": lambda: seeded.add_relations(
+            bad, [{"source": "Ana", "type": "knows", "target": "Bob"}]),
+        "put_item": lambda: seeded.put_item(bad, ("prefs",), "k", {"v": 1}),
+        "erase_user": lambda: seeded.erase_user(bad),
+    }
+    all_refused(calls, "space at its start or end", f"the user id {bad!r}")
+    unchanged(seeded, before)
+
+
+def test_a_user_id_typed_in_two_unicode_forms_is_one_user(memory: TrueMem) -> None:
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"  # "José" both ways
+    memory.add_memory(decomposed, "Likes fado")
+    memory.record(decomposed, "s", "I live in Porto", "Nice!")
+    memory.add_relations(decomposed, [{"source": "José", "type": "lives_in", "target": "Porto"}])
+    [stored] = memory.list_memories(composed)
+    assert (stored.user_id, stored.text) == (composed, "Likes fado")
+    assert memory.get_session(composed, "s").recent[0].content == "I live in Porto"
+    assert memory.export_user(decomposed)["user_id"] == composed
+    assert memory.erase_user(composed) == 1
+    assert memory.list_memories(decomposed) == []
+    assert memory.list_entities(composed) == []
+
+
 @pytest.mark.parametrize("bad", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
 def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
     seeded: TrueMem, bad: str
@@ -191,6 +226,8 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
         "list_memories valid_at past UTC": lambda: seeded.list_memories("ana", valid_at=far),
         "record_messages said_at past UTC": lambda: seeded.record_messages(
             "ana", "s", [("user", "I like tea", far)]),
+        "record_messages said_at in 9999": lambda: seeded.record_messages(
+            "ana", "s", [("user", "I like tea", datetime(9999, 1, 1, tzinfo=UTC))]),
         "drain text timeout": lambda: seeded.drain("x"),  # type: ignore[arg-type]
         "drain NaN timeout": lambda: seeded.drain(float("nan")),
         "get_entity surrogate": lambda: seeded.get_entity("ana", "Lisbon \ud800"),

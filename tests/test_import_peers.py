@@ -80,6 +80,16 @@ def test_bad_exports_name_the_record() -> None:
     with pytest.raises(InvalidInputError, match="record 1 created_at is not a time"):
         parse("mem0", json.dumps([{"id": "1", "memory": "x", "user_id": "a",
                                    "created_at": "yesterday"}]), "f.json")
+    with pytest.raises(InvalidInputError, match="record 1 created_at is in the future: 9999"):
+        parse("mem0", json.dumps([{"id": "1", "memory": "x", "user_id": "a",
+                                   "created_at": "9999-12-31T00:00:00Z"}]), "f.json")
+    with pytest.raises(InvalidInputError, match=(
+            r"^record 2: created_at 2025-03-02T00:00:00\+00:00 is after updated_at "
+            r"2025-03-01T00:00:00\+00:00$")):
+        parse("langmem", "\n".join(json.dumps({
+            "namespace": ["memories", "a"], "key": f"k{n}", "value": {"content": "x"},
+            "created_at": f"2025-03-0{n + 1}", "updated_at": "2025-03-01"}) for n in (0, 1)),
+            "f.jsonl")
     with pytest.raises(InvalidInputError, match="no user label at position 1"):
         parse("langmem", json.dumps([{"namespace": ["memories"], "key": "k",
                                       "value": {"content": "x"}}]), "f.json")

@@ -115,6 +115,12 @@ def _event(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return lambda d: d["memories"][0]["history"][0].__setitem__(field, value)
 
 
+def _bad_order(part: str) -> Callable[[dict[str, Any]], None]:
+    """The first record of ``part`` updated a day before it was created."""
+    return lambda d: d[part][0].update(created_at="2026-01-02T00:00:00+00:00",
+                                       updated_at="2026-01-01T00:00:00+00:00")
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (_memory("reinforcements", -1), "reinforcements must be an int"),
     (_memory("reinforcements", 1e30), "reinforcements must be an int"),
@@ -124,6 +130,16 @@ def _event(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     (_memory("created_at", 1700000000), "created_at must be an ISO 8601 text"),
     (_memory("updated_at", "9999-12-31T23:59:59-14:00"), "out of range"),
     (_memory("source_message_id", "1"), "source_message_id must be an int"),
+    (_memory("created_at", "9999-12-31T00:00:00+00:00"),
+     r"memories\[0\]: created_at is in the future: 9999-12-31"),
+    (_bad_order("memories"), r"memories\[0\]: created_at 2026-01-02T00:00:00\+00:00 is after "
+                             r"updated_at 2026-01-01"),
+    (_event("created_at", "9999-12-31T00:00:00"), "a history time is in the future"),
+    (lambda d: d["sessions"][0]["messages"][0].__setitem__("created_at", "9999-01-01T00:00"),
+     "a message's created_at is in the future"),
+    (_bad_order("store_items"), r"'store_items'\[0\]: created_at .* is after updated_at"),
+    (lambda d: d["graph"]["relations"][0].__setitem__("recorded_at", "9999-01-01T00:00"),
+     "recorded_at is in the future"),
     (_event("action", "bogus"), "history action must be one of"),
     (_event("action", None), "history action must be one of"),
     (_event("new_importance", "high"), "importance must be"),

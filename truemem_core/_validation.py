@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from truemem_core.errors import InvalidInputError
@@ -18,6 +18,9 @@ _BLANK = _INVISIBLE | {"Zs", "Zl", "Zp"}
 
 
 MAX_ROWS = 2**62  # a count asked for beyond any store's size: a 64-bit SQL integer holds it
+# How far ahead of this machine's clock an imported time may be: the exporting machine's
+# clock may run a little ahead; a time later than this was never recorded.
+CLOCK_SKEW = timedelta(minutes=5)
 
 
 def check_id(value: Any, what: str, max_chars: int) -> str:
@@ -43,6 +46,17 @@ def says_nothing(value: Any) -> bool:
     return isinstance(value, str) and all(
         unicodedata.category(c) in _BLANK and unicodedata.category(c) != "Cs" and c != "\x00"
         for c in value)
+
+
+def check_user_id(value: Any, max_chars: int, what: str = "user_id") -> str:
+    """A user id in NFC: ``cafe\u0301`` and ``caf\u00e9`` are one user. Space around it is
+    refused rather than stripped: ``"ana "`` and ``"ana"`` look alike in every listing."""
+    user = unicodedata.normalize("NFC", check_id(value, what, max_chars))
+    if user != user.strip():
+        raise InvalidInputError(f"{what} has a space at its start or end: {value!r}")
+    if len(user) > max_chars:  # NFC of a few scripts is longer than the text given
+        raise InvalidInputError(f"{what} is longer than {max_chars} characters")
+    return user
 
 
 def check_text(
@@ -163,15 +177,31 @@ def check_instant(value: Any, what: str, *, parse: bool = False) -> datetime:
     return value
 
 
-def parse_time(value: Any, what: str) -> datetime:
-    """A time of an export document: ISO 8601 text, UTC when it has no offset."""
+def parse_time(value: Any, what: str, *, future: bool = False) -> datetime:
+    """A time of an export document: ISO 8601 text, UTC when it has no offset; not in
+    the future (``check_recorded``) unless ``future`` (a fact's validity may be)."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be an ISO 8601 text, got {type(value).__name__}")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInputError(f"{what} is not an ISO 8601 date and time") from exc
-    return check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
+    found = check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
+    return found if future else check_recorded(found, what)
+
+
+def check_recorded(value: datetime, what: str) -> datetime:
+    """An imported time something was recorded at: no later than now (``CLOCK_SKEW``)."""
+    if value > datetime.now(UTC) + CLOCK_SKEW:
+        raise InvalidInputError(f"{what} is in the future: {value.isoformat()}")
+    return value
+
+
+def check_created_first(created: datetime | None, updated: datetime | None) -> None:
+    """An imported record's ``created_at`` is no later than its ``updated_at``."""
+    if created is not None and updated is not None and created > updated:
+        raise InvalidInputError(
+            f"created_at {created.isoformat()} is after updated_at {updated.isoformat()}")
 
 
 def malformed(where: str, exc: Exception) -> InvalidInputError:

@@ -26,6 +26,7 @@ from truemem_server import errors
 from truemem_server.headers import SafeHeaders
 from truemem_server.keys import KeyStore
 from truemem_server.limits import BodyLimit, Readable
+from truemem_server.message_ids import StoreIds
 from truemem_server.routes import health, v1
 from truemem_server.settings import ServerSettings
 
@@ -72,6 +73,7 @@ def _lifespan(memory: TrueMem | None, database_url: str | None,
             keys = KeyStore(served.database_url, cache_seconds=settings.key_cache_seconds)
             stack.push_async_callback(keys.close)
             app.state.memory, app.state.keys = served, keys
+            app.state.message_ids = StoreIds(keys.db)
             for extra in app.state.lifespans:
                 await stack.enter_async_context(extra(app))
             yield

@@ -83,7 +83,7 @@ async def require_writer(
 
 def stored_user(principal: Principal, user_id: str) -> str:
     """The storage id of ``user_id`` in the caller's tenant (403 outside the key's user)."""
-    check_user(user_id)
+    user_id = check_user(user_id)
     if principal.user is not None and user_id != principal.user:
         raise Forbidden("this API key may act only on its own user")
     return f"{principal.tenant}{SEPARATOR}{user_id}"

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Row, select, update
 
 from truemem_core import InvalidInputError, NotFoundError
-from truemem_core._validation import check_id
+from truemem_core._validation import check_user_id
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import api_keys, utcnow
 
@@ -65,9 +65,10 @@ def check_tenant(value: Any) -> str:
 
 
 def check_user(value: Any) -> str:
-    """A user id as the HTTP API takes it: the core's id (printable, not '.' or '..'),
-    without '/' (the tenant's separator in storage), at most 191 characters."""
-    user = check_id(value, "user_id", MAX_USER_CHARS)
+    """A user id as the HTTP API takes it: the core's (printable, NFC, no space around
+    it, not '.' or '..'), without '/' (the tenant's separator in storage), at most 191
+    characters."""
+    user = check_user_id(value, MAX_USER_CHARS)
     if "/" in user or any(unicodedata.category(c) in _BREAKS for c in user):
         raise InvalidInputError("user_id must be one line of printable text without '/'")
     return user
@@ -101,7 +102,7 @@ class KeyStore:
         """A new key and its text, which is shown this once and never stored."""
         check_tenant(tenant)
         if user is not None:
-            check_user(user)
+            user = check_user(user)
         if name is not None and (len(name) > 255 or not name.isprintable()):
             raise InvalidInputError("name must be printable text of at most 255 characters")
         made = ApiKey(secrets.token_hex(8), tenant, user, read_only, name, utcnow(), None)

@@ -238,7 +238,7 @@ async def add_causal(caller: Caller, spec: RelationSpec) -> HopOut:
         made = await caller.memory.aadd_relations(caller.user, [spec])
     except TrueMemError as error:
         raise graph_error(error, caller) from error
-    return hop_out(made[0], 1)
+    return hop_out(made[0], 1, caller.message_ids)
 
 
 async def chain(caller: Caller, name: str, *, depth: int, as_of: datetime | None,
@@ -251,7 +251,7 @@ async def chain(caller: Caller, name: str, *, depth: int, as_of: datetime | None
         raise unknown(name) from error
     except TrueMemError as error:
         raise graph_error(error, caller) from error
-    return ChainOut(entity=name, hops=hops_out(hops))
+    return ChainOut(entity=name, hops=hops_out(hops, caller.message_ids))
 
 
 async def find_path(caller: Caller, a: str, b: str, *, max_depth: int,
@@ -264,7 +264,8 @@ async def find_path(caller: Caller, a: str, b: str, *, max_depth: int,
     except TrueMemError as error:
         raise graph_error(error, caller) from error
     return PathOut(source=a, target=b,
-                   path=[hop_out(r, depth) for depth, r in enumerate(found, 1)])
+                   path=[hop_out(r, depth, caller.message_ids)
+                         for depth, r in enumerate(found, 1)])
 
 
 async def missing(caller: Caller, *names: str) -> str:

@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from truemem_core import CAUSAL_TYPES, Entity, Graph, Hop, Relation
+from truemem_server.message_ids import MessageIds
 
 MAX_ITEMS = 1000
 CausalType = Literal["caused", "prevented", "triggered", "blocked", "enabled", "led_to",
@@ -232,19 +233,19 @@ def when(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def hop_out(relation: Relation, depth: int) -> HopOut:
+def hop_out(relation: Relation, depth: int, ids: MessageIds) -> HopOut:
     return HopOut(
         source=relation.source, relation_type=relation.type, target=relation.target,
         depth=depth, confidence=relation.confidence, evidence=relation.evidence,
         evidence_memory_ids=list(relation.evidence_memory_ids),
-        evidence_message_ids=list(relation.evidence_message_ids),
+        evidence_message_ids=ids.many(relation.evidence_message_ids),
         valid_from=when(relation.valid_from), valid_to=when(relation.valid_to),
         recorded_at=relation.recorded_at.isoformat(),
         invalidated_at=when(relation.invalidated_at))
 
 
-def hops_out(hops: Iterable[Hop]) -> list[HopOut]:
-    return [hop_out(hop.relation, hop.depth) for hop in hops]
+def hops_out(hops: Iterable[Hop], ids: MessageIds) -> list[HopOut]:
+    return [hop_out(hop.relation, hop.depth, ids) for hop in hops]
 
 
 def instant(value: datetime | None) -> datetime | None:

@@ -26,7 +26,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -48,9 +48,11 @@ from truemem_core import (
     Memory,
     NotFoundError,
     ScoredMemory,
+    Settings,
     TrueMem,
     TrueMemError,
 )
+from truemem_core._validation import check_user_id
 from truemem_server.auth import Principal, key_store, stored_user
 from truemem_server.errors import (
     ApiError,
@@ -60,6 +62,8 @@ from truemem_server.errors import (
     problems,
     status_for,
 )
+from truemem_server.message_ids import MessageIds, of_store
+from truemem_server.routes.deps import message_ids_of
 
 INSTRUCTIONS = """\
 TrueMem is this user's long-term memory. Before answering a message, call get_context \
@@ -79,11 +83,20 @@ SESSION_HELP = (
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who a tool call acts for: the store, the user's storage id, and whether it may write."""
+    """Who a tool call acts for: the store, the user's storage id, whether it may write,
+    and how message ids are shown (``message_ids``; None: ``build_server`` reads the
+    store's)."""
 
     memory: TrueMem
     user: str
     read_only: bool = False
+    ids: MessageIds | None = None
+
+    @property
+    def message_ids(self) -> MessageIds:
+        if self.ids is None:  # pragma: no cover - build_server gives every tool its ids
+            raise RuntimeError("a Caller without message ids")
+        return self.ids
 
 
 CallerOf = Callable[[], Awaitable[Caller]]
@@ -192,8 +205,9 @@ def _conversation_tools(server: MCPServer, caller_of: CallerOf) -> None:
                 caller.user, session_id, user_message, assistant_message)
         except TrueMemError as error:
             raise tool_error(error) from error
-        return RecordedOut(user_message_id=done.user_message_id,
-                           assistant_message_id=done.assistant_message_id)
+        ids = caller.message_ids
+        return RecordedOut(user_message_id=ids.shown(done.user_message_id),
+                           assistant_message_id=ids.shown(done.assistant_message_id))
 
 
 def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:
@@ -317,6 +331,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     (``mcp_graph``); ``caller_of`` says who each call acts for."""
     from truemem_server.mcp_graph import graph_tools  # it imports Caller from here
 
+    caller_of = _with_ids(caller_of)
     server = _Server(caller_of, name="truemem", title="TrueMem", version=_version(),
                      instructions=INSTRUCTIONS, log_level="WARNING")
     _conversation_tools(server, caller_of)
@@ -326,15 +341,32 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     return server
 
 
+def _with_ids(caller_of: CallerOf) -> CallerOf:
+    """``caller_of`` whose callers have their store's message ids (read once a store)."""
+    known: dict[str, MessageIds] = {}
+
+    async def complete() -> Caller:
+        caller = await caller_of()
+        if caller.ids is not None:
+            return caller
+        url = caller.memory.database_url
+        if url not in known:
+            known[url] = await of_store(url)
+        return replace(caller, ids=known[url])
+
+    return complete
+
+
 # -- stdio --------------------------------------------------------------------------
 
 
 def stdio_user(args: argparse.Namespace) -> str:
-    """``--user``, else ``$TRUEMEM_MCP_USER``; an error naming both when neither is set."""
+    """``--user``, else ``$TRUEMEM_MCP_USER``; an error naming both when neither is set,
+    and the core's (``check_user_id``) for an id no call would take: said at start."""
     user = getattr(args, "user", None) or os.environ.get("TRUEMEM_MCP_USER", "")
     if not user.strip():
         raise InvalidInputError("no user: pass --user USER or set TRUEMEM_MCP_USER")
-    return str(user)
+    return check_user_id(user, Settings.from_env().max_id_chars)
 
 
 async def serve_stdio(memory: TrueMem, user: str) -> None:
@@ -404,7 +436,8 @@ async def http_caller(request: Request) -> Caller:
     if not user:
         raise ApiError(f"a tenant key names the user: send the '{USER_HEADER}' header")
     memory: TrueMem = request.app.state.memory
-    return Caller(memory, stored_user(principal, user), principal.read_only)
+    return Caller(memory, stored_user(principal, user), principal.read_only,
+                  await message_ids_of(request))
 
 
 class KeyGate:

@@ -1,6 +1,7 @@
 """The JSON bodies of the API (pydantic), and how core records become them.
 
-Every user id shown is the caller's (``shown_user``): the tenant never appears.
+Every user id shown is the caller's (``shown_user``): the tenant never appears; every
+message id is shown through the store's permutation (``message_ids``), never as stored.
 Responses are built with ``model_construct`` from the core's typed records (no copy,
 no second validation: serving a context must cost little beside computing it).
 Texts are checked by the core against its ``Settings`` limits; ids here against
@@ -28,6 +29,7 @@ from truemem_core import (
 from truemem_core.records import Action, Feedback, Kind, Role, Source, State
 from truemem_server.auth import shown_user
 from truemem_server.keys import MAX_USER_CHARS
+from truemem_server.message_ids import MessageIds
 
 UserId = Annotated[str, Field(min_length=1, max_length=MAX_USER_CHARS,
                               description="the end user's id in your tenant (no '/')")]
@@ -115,8 +117,10 @@ class MemoryOut(BaseModel):
     superseded_by: str | None
 
     @classmethod
-    def of(cls, memory: Memory) -> MemoryOut:
-        return cls.model_construct(**_fields(memory, cls, user_id=shown_user(memory.user_id)))
+    def of(cls, memory: Memory, ids: MessageIds) -> MemoryOut:
+        return cls.model_construct(**_fields(
+            memory, cls, user_id=shown_user(memory.user_id),
+            source_message_id=ids.optional(memory.source_message_id)))
 
 
 class ScoredMemoryOut(BaseModel):
@@ -127,8 +131,8 @@ class ScoredMemoryOut(BaseModel):
     explanation: str = Field(description="one line: the fused score, then each channel")
 
     @classmethod
-    def of(cls, hit: ScoredMemory) -> ScoredMemoryOut:
-        return cls.model_construct(memory=MemoryOut.of(hit.memory), score=hit.score,
+    def of(cls, hit: ScoredMemory, ids: MessageIds) -> ScoredMemoryOut:
+        return cls.model_construct(memory=MemoryOut.of(hit.memory, ids), score=hit.score,
                                    channels=hit.channels, ranks=hit.ranks,
                                    explanation=hit.explain())
 
@@ -157,8 +161,8 @@ class MessageOut(BaseModel):
     summarized: bool
 
     @classmethod
-    def of(cls, message: Message) -> MessageOut:
-        return cls.model_construct(**_fields(message, cls))
+    def of(cls, message: Message, ids: MessageIds) -> MessageOut:
+        return cls.model_construct(**_fields(message, cls, id=ids.shown(message.id)))
 
 
 class RecalledTurnOut(BaseModel):
@@ -173,8 +177,8 @@ class RecalledTurnOut(BaseModel):
     ranks: dict[str, int]
 
     @classmethod
-    def of(cls, turn: RecalledTurn) -> RecalledTurnOut:
-        return cls.model_construct(**_fields(turn, cls))
+    def of(cls, turn: RecalledTurn, ids: MessageIds) -> RecalledTurnOut:
+        return cls.model_construct(**_fields(turn, cls, message_id=ids.shown(turn.message_id)))
 
 
 class ChatMessageOut(BaseModel):
@@ -202,18 +206,18 @@ class ContextOut(BaseModel):
     timings: dict[str, float]
 
     @classmethod
-    def of(cls, context: Context) -> ContextOut:
+    def of(cls, context: Context, ids: MessageIds) -> ContextOut:
         rendered = context.to_messages()  # rendered once: the system prompt is its first
-        shown = {m.id: MemoryOut.of(m) for m in [
+        shown = {m.id: MemoryOut.of(m, ids) for m in [
             *context.explicit, *context.critical, *(hit.memory for hit in context.memories)]}
         return cls.model_construct(
             user_id=shown_user(context.user_id), session_id=context.session_id,
             message=context.message, summary=context.summary,
-            recent_messages=[MessageOut.of(m) for m in context.recent_messages],
-            memories=[ScoredMemoryOut.of(hit) for hit in context.memories],
+            recent_messages=[MessageOut.of(m, ids) for m in context.recent_messages],
+            memories=[ScoredMemoryOut.of(hit, ids) for hit in context.memories],
             explicit=[shown[m.id] for m in context.explicit],
             critical=[shown[m.id] for m in context.critical],
-            recalled=[RecalledTurnOut.of(t) for t in context.recalled],
+            recalled=[RecalledTurnOut.of(t, ids) for t in context.recalled],
             facts=[shown[m.id] for m in context.facts],
             system_prompt=rendered[0]["content"],
             messages=[ChatMessageOut.model_construct(role=m["role"], content=m["content"])
@@ -227,8 +231,10 @@ class RecordedOut(BaseModel):
     jobs: list[str]
 
     @classmethod
-    def of(cls, recorded: Recorded) -> RecordedOut:
-        return cls.model_construct(**_fields(recorded, cls))
+    def of(cls, recorded: Recorded, ids: MessageIds) -> RecordedOut:
+        return cls.model_construct(user_message_id=ids.shown(recorded.user_message_id),
+                                   assistant_message_id=ids.shown(recorded.assistant_message_id),
+                                   jobs=[ids.job(key) for key in recorded.jobs])
 
 
 class SessionOut(BaseModel):
@@ -239,11 +245,12 @@ class SessionOut(BaseModel):
     recent: list[MessageOut]
 
     @classmethod
-    def of(cls, user_id: str, session_id: str, state: SessionState) -> SessionOut:
+    def of(cls, user_id: str, session_id: str, state: SessionState, ids: MessageIds
+           ) -> SessionOut:
         return cls.model_construct(
             user_id=user_id, session_id=session_id, summary=state.summary,
-            summarized_through=state.summarized_through,
-            recent=[MessageOut.of(m) for m in state.recent])
+            summarized_through=ids.optional(state.summarized_through),
+            recent=[MessageOut.of(m, ids) for m in state.recent])
 
 
 class SessionInfoOut(BaseModel):
@@ -263,8 +270,26 @@ class ErasedOut(BaseModel):
     memories_removed: int
 
 
-def shown_export(data: dict[str, Any]) -> dict[str, Any]:
-    """An export with the caller's user ids (the document's and each memory's)."""
-    memories = [{**item, "user_id": shown_user(item["user_id"])} if "user_id" in item else item
-                for item in data.get("memories", [])]
-    return {**data, "user_id": shown_user(str(data.get("user_id", ""))), "memories": memories}
+def shown_export(data: dict[str, Any], ids: MessageIds) -> dict[str, Any]:
+    """An export with the caller's user ids (the document's and each memory's) and shown
+    message ids (messages', and where memories and graph facts cite them)."""
+    def memory(item: dict[str, Any]) -> dict[str, Any]:
+        cited = {"source_message_id": ids.optional(item.get("source_message_id"))}
+        return {**item, **cited, **(
+            {"user_id": shown_user(item["user_id"])} if "user_id" in item else {})}
+
+    sessions = [{**chat, "messages": [{**m, "id": ids.optional(m.get("id"))}
+                                      for m in chat.get("messages", [])]}
+                for chat in data.get("sessions", [])]
+    graph = dict(data.get("graph") or {})
+    if "observations" in graph:
+        graph["observations"] = [
+            {**o, "source_message_id": ids.optional(o.get("source_message_id"))}
+            for o in graph["observations"]]
+    if "relations" in graph:
+        graph["relations"] = [
+            {**r, "evidence_message_ids": ids.many(r.get("evidence_message_ids") or [])}
+            for r in graph["relations"]]
+    return {**data, "user_id": shown_user(str(data.get("user_id", ""))),
+            "memories": [memory(item) for item in data.get("memories", [])],
+            "sessions": sessions, **({"graph": graph} if "graph" in data else {})}

@@ -26,7 +26,10 @@ async def test_the_two_calls_and_a_memory_round_trip(store_url: str) -> None:
                 "assistant_message": "Noted: no peanuts."}
         recorded = await api.client.post("/v1/record", json=said, headers=auth)
         assert recorded.status_code == 201, recorded.text
-        assert recorded.json()["assistant_message_id"] > recorded.json()["user_message_id"]
+        shown = recorded.json()
+        session = (await api.client.get(f"{ANA}/sessions/s1", headers=auth)).json()
+        assert [m["id"] for m in session["recent"]] == [
+            shown["user_message_id"], shown["assistant_message_id"]]
         await api.memory.adrain()
         added = await api.client.post(f"{ANA}/memories", headers=auth,
                                       json={"text": "Lives in Lisbon", "importance": 4})

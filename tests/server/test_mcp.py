@@ -63,7 +63,7 @@ async def round_trip(client: Client) -> str:
     recorded = await call(client, "record", session_id="s1",
                           user_message="What should I cook tonight?",
                           assistant_message="A peanut-free curry.")
-    assert recorded["assistant_message_id"] > recorded["user_message_id"]
+    assert recorded["assistant_message_id"] != recorded["user_message_id"]
     temporary = await call(client, "add_memory", text="Is in Porto this week",
                            kind="episodic")
     edited = await call(client, "update_memory", memory_id=temporary["id"],
@@ -104,6 +104,17 @@ def test_stdio_without_a_user_says_how_to_give_one(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--user" in done.stderr and "TRUEMEM_MCP_USER" in done.stderr
     assert done.stdout == ""
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_stdio_with_a_padded_user_says_so_at_start(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TRUEMEM_MCP_USER"}
+    done = subprocess.run(
+        [sys.executable, *CLI, "--user", "ana ", "--database", str(tmp_path / "x.db")],
+        cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        timeout=60)
+    assert done.returncode == 2
+    assert "user_id has a space at its start or end" in done.stderr
     assert not (tmp_path / "x.db").exists()
 
 

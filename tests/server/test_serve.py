@@ -238,6 +238,8 @@ def test_keys_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "revoked" in capsys.readouterr().out
     assert main([*db, "keys", "create", "--tenant", "Not A Tenant"]) == 2
     assert "tenant must be" in capsys.readouterr().err
+    assert main([*db, "keys", "create", "--tenant", "acme", "--user", "ana "]) == 2
+    assert "space at its start or end" in capsys.readouterr().err
     assert main([*db, "keys", "revoke", "0000000000000000"]) == 2
 
 

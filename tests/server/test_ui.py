@@ -177,6 +177,45 @@ async def test_the_user_list_keeps_to_the_tenant(api: Api) -> None:
     assert "bob" in page.text and "carl" not in page.text and "eve" not in page.text
 
 
+async def test_look_alike_users_are_marked_in_the_user_list(api: Api) -> None:
+    """"ana" and "аna" (a Cyrillic "а") are two users that read the same: the list says
+    which one mixes scripts, so the operator does not erase the wrong one."""
+    for user in ("acme/ana", "acme/\u0430na", "acme/Łukasz 日本", "acme/Ελένη"):
+        await api.memory.aadd_memory(user, "A fact")
+    listed = {u.user: u.warning for u in await tenant_users(api.keys.db, "acme")}
+    assert listed["ana"] is None and listed["Łukasz 日本"] is None and listed["Ελένη"] is None
+    assert "Cyrillic and Latin" in listed["\u0430na"]  # type: ignore[operator]
+    client = await signed_in(api)
+    page = (await client.get("/ui/")).text
+    assert page.count('class="lookalike"') == 1
+    row = page[page.index("/users/%D0%B0na"):]
+    assert row.index('class="lookalike" title="Look-alike id: mixes Cyrillic and Latin') < (
+        row.index("</tr>"))
+
+
+async def test_user_ids_are_one_form_and_never_padded(api: Api) -> None:
+    auth = await api.key("acme")
+    answer = await api.client.post("/v1/users/Jose%CC%81/memories", headers=auth,
+                                   json={"text": "Likes fado"})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["user_id"] == "Jos\u00e9"
+    listed = await api.client.get("/v1/users/Jos%C3%A9/memories", headers=auth)
+    assert [m["text"] for m in listed.json()] == ["Likes fado"]
+    for user in ("ana ", " ana"):
+        refused = await api.client.post("/v1/record", headers=auth, json={
+            "user_id": user, "session_id": "s", "user_message": "Hi", "assistant_message": "Hi"})
+        assert refused.status_code == 422 and "space" in refused.text, refused.text
+        with pytest.raises(InvalidInputError, match="space at its start or end"):
+            await api.keys.create("acme", user=user)
+    one, secret = await api.keys.create("acme", user="Jose\u0301")
+    assert one.user == "Jos\u00e9"
+    mine = await api.client.get("/v1/users/Jose%CC%81/memories",
+                                headers={"Authorization": f"Bearer {secret}"})
+    assert [m["text"] for m in mine.json()] == ["Likes fado"]
+    assert await api.memory.alist_memories("acme/ana") == []
+    assert await api.memory.alist_memories("acme/Jose\u0301") != []
+
+
 async def test_archived_memories_show_what_superseded_them(api: Api) -> None:
     await api.memory.aadd_memory("acme/ana", "Lives in Porto")
     newer = await api.memory.aadd_memory("acme/ana", "Lives in Lisbon")

@@ -22,6 +22,7 @@ from truemem_core._validation import (
     check_id,
     check_instant,
     check_k,
+    check_recorded,
     check_text,
     says_nothing,
 )
@@ -312,8 +313,8 @@ class Conversation:
             role, content, said_at = (*turn, None)[:3]
             if role not in ROLES:
                 raise InvalidInputError(f"role must be one of {ROLES}, got {role!r}")
-            if said_at is not None:
-                check_instant(said_at, "said_at")
+            if said_at is not None:  # said earlier: never later than now
+                check_recorded(check_instant(said_at, "said_at"), "said_at")
             # (an oversized text is refused below, before any of it is read)
             if isinstance(content, str) and len(content) <= self.settings.max_message_chars \
                     and says_nothing(content):

@@ -47,7 +47,9 @@ async def export_graph(conn: AsyncConnection, user: str) -> dict[str, list[dict[
 
 
 def _time(value: Any, what: str) -> datetime | None:
-    return None if value is None else parse_time(value, what)
+    """A time of the export; the world's validity of a fact may lie ahead, not the
+    system's times."""
+    return None if value is None else parse_time(value, what, future=what.startswith("valid"))
 
 
 def _entity(item: Mapping[str, Any]) -> dict[str, Any]:

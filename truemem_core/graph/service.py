@@ -12,7 +12,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from truemem_core._validation import check_count, check_id, check_k, check_storable, check_text
+from truemem_core._validation import (
+    check_count,
+    check_k,
+    check_storable,
+    check_text,
+    check_user_id,
+)
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import names, reads, retract, timeline, traversal
 from truemem_core.graph.entities import resolve
@@ -44,7 +50,7 @@ class GraphStore:
         self.settings = settings
 
     def _user(self, user_id: Any) -> str:
-        return check_id(user_id, "user_id", self.settings.max_id_chars)
+        return check_user_id(user_id, self.settings.max_id_chars)
 
     async def _apply(self, user: str, facts: GraphFacts) -> Applied:
         async with self.db.writing(user) as conn:

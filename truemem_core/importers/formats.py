@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from truemem_core._validation import check_instant
+from truemem_core._validation import check_created_first, check_instant, check_recorded
 from truemem_core.errors import InvalidInputError
 from truemem_core.memory.items import check_value, item_text
 from truemem_core.memory.peer_import import PeerRecord
@@ -106,7 +106,19 @@ def instant(value: Any, what: str) -> datetime | None:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError) as exc:
         raise InvalidInputError(f"{what} is not a time: {value!r}") from exc
-    return check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
+    return check_recorded(
+        check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what), what)
+
+
+def times(fields: Any, what: str) -> dict[str, datetime | None]:
+    """A record's ``created_at`` and ``updated_at`` (``instant``), the one not after the other."""
+    found = {name: instant(fields.get(name), f"{what} {name}")
+             for name in ("created_at", "updated_at")}
+    try:
+        check_created_first(found["created_at"], found["updated_at"])
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{what}: {exc}") from exc
+    return found
 
 
 def _text(value: Any, what: str) -> str:
@@ -141,8 +153,7 @@ def mem0_record(row: Any, n: int, user: str | None) -> PeerRecord:
     value = check_value({**value, "id": key, "memory": text}, what)
     return PeerRecord(
         user_id=owner, namespace=(MEM0_NAMESPACE, owner), key=key, value=value, text=text,
-        created_at=instant(fields.get("created_at"), f"{what} created_at"),
-        updated_at=instant(fields.get("updated_at"), f"{what} updated_at"))
+        **times(fields, what))
 
 
 def langmem_text(value: Mapping[str, Any]) -> str:
@@ -173,8 +184,7 @@ def langmem_record(row: Any, n: int, user: str | None, user_at: int) -> PeerReco
     return PeerRecord(
         user_id=labels[user_at], namespace=tuple(labels), key=key, value=value,
         text=_text(langmem_text(value), what),
-        created_at=instant(row.get("created_at"), f"{what} created_at"),
-        updated_at=instant(row.get("updated_at"), f"{what} updated_at"))
+        **times(row, what))
 
 
 def parse(

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Row, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core._validation import check_id, is_storable, parse_time
+from truemem_core._validation import check_created_first, check_id, is_storable, parse_time
 from truemem_core.errors import InvalidInputError
 from truemem_core.storage.schema import store_items, utcnow
 
@@ -371,11 +371,13 @@ def parse_exported(found: Any, old_user: Any, new_user: str) -> list[dict[str, A
                 raise InvalidInputError("not an object")
             labels = [new_user if label == old_user else label
                       for label in check_namespace(item.get("namespace"))]
+            created, updated = (parse_time(item["created_at"], "created_at"),
+                                parse_time(item["updated_at"], "updated_at"))
+            check_created_first(created, updated)
             parsed.append({
                 "namespace": tuple(labels), "key": check_key(item.get("key")),
                 "value": check_value(item.get("value")), "memory_id": item.get("memory_id"),
-                "created_at": parse_time(item["created_at"], "created_at"),
-                "updated_at": parse_time(item["updated_at"], "updated_at")})
+                "created_at": created, "updated_at": updated})
         except (InvalidInputError, KeyError, ValueError) as exc:
             raise InvalidInputError(f"export 'store_items'[{n}]: {exc}") from exc
     places = {(item["namespace"], item["key"]) for item in parsed}

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import (
+    check_created_first,
     check_importance,
     check_kind,
     check_source,
@@ -95,6 +96,9 @@ def _parse_memory(item: Any, max_chars: int) -> dict[str, Any]:
     state = item.get("state", "active")
     if state not in STATES:
         raise InvalidInputError("state is not a lifecycle state")
+    created, updated = (parse_time(item["created_at"], "created_at"),
+                        parse_time(item["updated_at"], "updated_at"))
+    check_created_first(created, updated)
     return {
         "text": check_text(item["text"], "text", max_chars),
         "importance": check_importance(item["importance"]),
@@ -102,8 +106,8 @@ def _parse_memory(item: Any, max_chars: int) -> dict[str, Any]:
         "source": check_source(item.get("source", "manual")),
         "state": state,
         "reinforcements": _count(item.get("reinforcements", 0), "reinforcements"),
-        "created_at": parse_time(item["created_at"], "created_at"),
-        "updated_at": parse_time(item["updated_at"], "updated_at"),
+        "created_at": created,
+        "updated_at": updated,
         "valid_to": (None if item.get("valid_to") is None
                      else parse_time(item["valid_to"], "valid_to")),
         "exported_id": _optional_id(item.get("id")),

@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from truemem_core._validation import (
-    check_id,
     check_importance,
     check_k,
     check_kind,
     check_progress,
     check_source,
     check_text,
+    check_user_id,
 )
 from truemem_core.embeddings import Embedder, Vector, compute, normalize
 from truemem_core.errors import InvalidInputError
@@ -85,7 +85,7 @@ class MemoryStore:
         self._embed_queries = getattr(embedder, "embed_queries", None)
 
     def check_user(self, user_id: Any) -> str:
-        return check_id(user_id, "user_id", self.settings.max_id_chars)
+        return check_user_id(user_id, self.settings.max_id_chars)
 
     async def embed_query(self, text: str) -> Vector:
         """One query's embedding; a message asked again (a retry, a greeting, a button's

@@ -210,7 +210,9 @@ class Database:
             )
 
     async def set_embedder(self, conn: AsyncConnection, model: str, dimension: int) -> None:
-        await conn.execute(store_meta.delete())
+        # the store's other facts (the server's message_id_key) stay
+        await conn.execute(store_meta.delete().where(
+            store_meta.c.key.in_(("embedding_model", "embedding_dimension"))))
         await conn.execute(
             store_meta.insert(),
             [

@@ -17,28 +17,30 @@ from truemem_server.models import (
     SessionInfoOut,
     SessionOut,
 )
-from truemem_server.routes.deps import Memory, ReadUser, WriteUser
+from truemem_server.routes.deps import Ids, Memory, ReadUser, WriteUser
 
 router = APIRouter(tags=["conversation"], route_class=Gated,
                    responses=documented(401, 403, 404, 413, 422, 500, 503))
 
 
 @router.post("/context", response_model=ContextOut, summary="Context for the next answer")
-async def get_context(body: ContextRequest, principal: Writer, memory: Memory) -> ContextOut:
+async def get_context(body: ContextRequest, principal: Writer, memory: Memory,
+                      ids: Ids) -> ContextOut:
     """Summary, recent messages and the facts and past turns that matter for ``message``,
     also rendered as chat ``messages``. Stores explicit "remember that…" requests, so it
     needs a key that may write."""
     user = stored_user(principal, body.user_id)
-    return ContextOut.of(await memory.aget_context(user, body.session_id, body.message))
+    return ContextOut.of(await memory.aget_context(user, body.session_id, body.message), ids)
 
 
 @router.post("/record", response_model=RecordedOut, status_code=201,
              summary="Record an exchange")
-async def record(body: RecordRequest, principal: Writer, memory: Memory) -> RecordedOut:
+async def record(body: RecordRequest, principal: Writer, memory: Memory,
+                 ids: Ids) -> RecordedOut:
     """Store the user's message and the answer; extraction runs in the background."""
     user = stored_user(principal, body.user_id)
     return RecordedOut.of(await memory.arecord(
-        user, body.session_id, body.user_message, body.assistant_message))
+        user, body.session_id, body.user_message, body.assistant_message), ids)
 
 
 @router.get("/users/{user_id}/sessions", response_model=list[SessionInfoOut],
@@ -52,13 +54,13 @@ async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
 @router.get("/users/{user_id}/sessions/{session_id:path}", response_model=SessionOut,
             summary="A session's summary and recent messages")
 async def get_session(
-    user: ReadUser, session_id: str, memory: Memory,
+    user: ReadUser, session_id: str, memory: Memory, ids: Ids,
     recent: Annotated[int | None, Query(ge=1, le=100_000, description=(
         "how many of its latest messages (default: the recent_messages a context serves)"
     ))] = None,
 ) -> SessionOut:
     return SessionOut.of(shown_user(user), session_id,
-                         await _held(memory, user, session_id, recent))
+                         await _held(memory, user, session_id, recent), ids)
 
 
 @router.delete("/users/{user_id}/sessions/{session_id:path}", status_code=204,

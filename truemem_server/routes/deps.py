@@ -1,4 +1,5 @@
-"""What every route asks for: the app's ``TrueMem`` and the caller's storage user id."""
+"""What every route asks for: the app's ``TrueMem``, how it shows message ids, and the
+caller's storage user id."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi import Depends, Path, Request
 from truemem_core import TrueMem
 from truemem_server.auth import Principal, require_principal, require_writer, stored_user
 from truemem_server.keys import MAX_USER_CHARS
+from truemem_server.message_ids import MessageIds
 
 
 def memory_of(request: Request) -> TrueMem:
@@ -16,7 +18,13 @@ def memory_of(request: Request) -> TrueMem:
     return memory
 
 
+async def message_ids_of(request: Request) -> MessageIds:
+    ids: MessageIds = await request.app.state.message_ids.get()
+    return ids
+
+
 Memory = Annotated[TrueMem, Depends(memory_of)]
+Ids = Annotated[MessageIds, Depends(message_ids_of)]
 UserPath = Annotated[str, Path(min_length=1, max_length=MAX_USER_CHARS,
                                description="the end user's id in your tenant")]
 

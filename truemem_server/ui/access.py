@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from truemem_server.auth import COOKIE, Principal, key_store, stored_user
 from truemem_server.errors import Forbidden
+from truemem_server.routes.deps import message_ids_of
 
 PATH = "/ui"
 MAX_AGE = 12 * 60 * 60
@@ -33,6 +34,7 @@ async def signed_in(request: Request) -> Principal:
         raise SignIn
     principal = Principal(found.tenant, found.user, found.read_only, found.id)
     request.state.principal = principal
+    request.state.message_ids = await message_ids_of(request)  # for the pages' message ids
     return principal
 
 

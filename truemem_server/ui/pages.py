@@ -194,8 +194,10 @@ async def forget_conversation(request: Request, user: str, principal: Editor, me
 
 
 @router.get("/users/{user}/export")
-async def export_user(user: str, principal: Viewer, memory: Memory) -> Response:
-    data = shown_export(await memory.aexport_user(storage_id(principal, user)))
+async def export_user(user: str, principal: Viewer, memory: Memory,
+                      request: Request) -> Response:
+    data = shown_export(await memory.aexport_user(storage_id(principal, user)),
+                        request.state.message_ids)
     return Response(json.dumps(data, indent=2, ensure_ascii=False), media_type="application/json",
                     headers={**HEADERS, "Content-Disposition": _attachment(user, ".json")})
 

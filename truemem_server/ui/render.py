@@ -16,7 +16,8 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
+from jinja2.runtime import Context
 from starlette.responses import RedirectResponse, Response
 
 from truemem_core import NotFoundError, TrueMemError
@@ -50,10 +51,16 @@ def path_part(value: str) -> str:
     return quote(value, safe="")
 
 
+@pass_context
+def message_id(context: Context, stored: int) -> int:
+    """A message id as the server shows it (``truemem_server.message_ids``)."""
+    return int(context["request"].state.message_ids.shown(stored))
+
+
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
-    env.filters.update(when=when, seg=path_part)
+    env.filters.update(when=when, seg=path_part, message_id=message_id)
     env.globals.update(channels=CHANNELS)
     return env
 

@@ -10,6 +10,7 @@ each table, which is fine for a page a person opens, not for a hot path.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +21,8 @@ from truemem_core.storage.schema import memories, sessions
 from truemem_server.auth import SEPARATOR
 
 MAX_USERS = 500
+# Scripts whose letters look alike: "ana" in Latin, "аna" with a Cyrillic "а", "αna"...
+_LOOK_ALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,31 @@ class TenantUser:
     memories: int
     sessions: int
     last_change: datetime | None
+    warning: str | None = None
+    """Why this id may be mistaken for another one (``look_alike``), else None."""
+
+
+def look_alike(user: str) -> str | None:
+    """Why ``user`` may pass for another id in a list, for the operator about to open or
+    erase it; None when nothing is suspicious. A heuristic of the standard library's
+    character names: letters from two of Latin, Cyrillic and Greek in one id (a whole
+    id in one script that happens to look Latin is not caught); ids stored before ids
+    were NFC and without surrounding spaces (the API now refuses or normalises them)."""
+    by_script: dict[str, list[str]] = {}
+    for c in user:
+        script = unicodedata.name(c, "").partition(" ")[0]
+        if c.isalpha() and script in _LOOK_ALIKE_SCRIPTS:
+            by_script.setdefault(script, []).append(c)
+    if len(by_script) > 1:
+        fewest = min(by_script, key=lambda s: len(by_script[s]))
+        return (f"mixes {' and '.join(s.title() for s in sorted(by_script))} letters "
+                f"({fewest.title()}: {''.join(by_script[fewest])}), so it may look like "
+                "another user's id")
+    if user != user.strip():
+        return "starts or ends with a space: it looks like the id without it"
+    if unicodedata.normalize("NFC", user) != user:
+        return "not in Unicode NFC: it looks like the NFC form of the same id"
+    return None
 
 
 def id_prefix(tenant: str, prefix: str = "") -> str:
@@ -43,11 +71,11 @@ def merge(tenant: str, memory_rows: list[tuple[str, int, datetime | None]],
     users: dict[str, TenantUser] = {}
     cut = len(tenant) + len(SEPARATOR)
     for stored, count, changed in memory_rows:
-        users[stored] = TenantUser(stored[cut:], count, 0, changed)
+        users[stored] = TenantUser(stored[cut:], count, 0, changed, look_alike(stored[cut:]))
     for stored, count, changed in session_rows:
-        seen = users.get(stored, TenantUser(stored[cut:], 0, 0, None))
+        seen = users.get(stored, TenantUser(stored[cut:], 0, 0, None, look_alike(stored[cut:])))
         last = max((t for t in (seen.last_change, changed) if t is not None), default=None)
-        users[stored] = TenantUser(seen.user, seen.memories, count, last)
+        users[stored] = TenantUser(seen.user, seen.memories, count, last, seen.warning)
     return [users[key] for key in sorted(users)][:MAX_USERS]
 
 
