@@ -207,7 +207,7 @@ def _conversation_tools(server: MCPServer, caller_of: CallerOf) -> None:
             raise tool_error(error) from error
         ids = caller.message_ids
         return RecordedOut(user_message_id=ids.shown(done.user_message_id),
-                           assistant_message_id=ids.shown(done.assistant_message_id))
+                           assistant_message_id=ids.optional(done.assistant_message_id))
 
 
 def _reading_tools(server: MCPServer, caller_of: CallerOf) -> None:

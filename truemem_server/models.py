@@ -233,7 +233,7 @@ class RecordedOut(BaseModel):
     @classmethod
     def of(cls, recorded: Recorded, ids: MessageIds) -> RecordedOut:
         return cls.model_construct(user_message_id=ids.shown(recorded.user_message_id),
-                                   assistant_message_id=ids.shown(recorded.assistant_message_id),
+                                   assistant_message_id=ids.optional(recorded.assistant_message_id),
                                    jobs=[ids.job(key) for key in recorded.jobs])
 
 

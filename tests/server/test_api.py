@@ -18,6 +18,21 @@ from truemem_server.settings import ServerSettings
 ANA = "/v1/users/ana"
 
 
+async def test_a_reply_with_nothing_visible_is_recorded_without_it(store_url: str) -> None:
+    """A tool-calling model's reply holds nothing visible: the user's message is kept and
+    the reply's id is null (it answered 500 after storing the message, so a retry stored
+    it twice)."""
+    async with open_api(store_url) as api:
+        auth = await api.key()
+        recorded = await api.client.post("/v1/record", headers=auth, json={
+            "user_id": "ana", "session_id": "s1", "user_message": "Book the flight.",
+            "assistant_message": "\u200b"})
+        assert recorded.status_code == 201, recorded.text
+        assert recorded.json()["assistant_message_id"] is None
+        session = (await api.client.get(f"{ANA}/sessions/s1", headers=auth)).json()
+        assert [m["content"] for m in session["recent"]] == ["Book the flight."]
+
+
 async def test_the_two_calls_and_a_memory_round_trip(store_url: str) -> None:
     async with open_api(store_url) as api:
         auth = await api.key()

@@ -64,6 +64,9 @@ async def round_trip(client: Client) -> str:
                           user_message="What should I cook tonight?",
                           assistant_message="A peanut-free curry.")
     assert recorded["assistant_message_id"] != recorded["user_message_id"]
+    tool_call = await call(client, "record", session_id="s1", user_message="And tomorrow?",
+                           assistant_message="\u200b")  # a tool-calling reply: nothing visible
+    assert tool_call["assistant_message_id"] is None and tool_call["user_message_id"]
     temporary = await call(client, "add_memory", text="Is in Porto this week",
                            kind="episodic")
     edited = await call(client, "update_memory", memory_id=temporary["id"],
