@@ -34,7 +34,10 @@ branch_labels = None
 depends_on = None
 
 TABLES = ("memories", "memory_events", "sessions", "messages", "admission_rejections", "jobs",
-          "api_keys", "graph_entities", "graph_observations", "graph_relations", "store_items")
+          "api_keys", "graph_entities", "graph_observations", "graph_relations", "store_items",
+          # SQLite: the user's slot in the past messages' full-text index (no UPDATE trigger
+          # keeps it in step with ``messages``, which an id never changes in otherwise)
+          "messages_fts_users")
 
 
 KEY = "message_id_key"
