@@ -65,11 +65,17 @@ color colour
 """
 # What an ending may leave out or add without being about another fact:
 # "Stopped taking insulin" ends "Takes insulin daily".
+# When and how often a fact holds: an ending may drop these from the fact it ends
 _QUALIFIERS = words(
     """day daily week weeks weekly month months monthly year years yearly morning mornings
     night nights evening evenings weekend weekends regularly often usually always sometimes
     completely entirely altogether fully since ago last today yesterday dia semana ano manana
     noche siempre""")
+# What an ending may add: when it ended, or that it ended for good ("Stopped smoking last
+# year", "Quit completely"). How often or at what time of day it does not hold ("Does not
+# drink coffee in the evening", "... every month") limits the fact instead: another fact.
+_ENDING = words("since ago last today yesterday completely entirely altogether fully")
+_PERIODS = words("day days week weeks month months year years dia semana ano")
 _NUMBERS = {word: str(n) for n, group in enumerate([
     "zero cero", "one uno", "two dos dois duas", "three tres", "four cuatro quatro",
     "five cinco", "six seis", "seven siete sete", "eight ocho oito", "nine nueve nove",
@@ -101,6 +107,15 @@ def canonical(word: str) -> str:
 
 
 QUALIFIERS = frozenset(canonical(w) for w in _QUALIFIERS)
+ENDING = frozenset(canonical(w) for w in _ENDING)
+PERIODS = frozenset(canonical(w) for w in _PERIODS)
+
+
+def says_when_it_ended(added: frozenset[str]) -> bool:
+    """Whether the words a negation adds only say when or that the fact ended: a period
+    ("year") only with a word that dates it ("last", "ago", a number)."""
+    dated = any(w in ENDING or w.isdigit() for w in added)
+    return all(w in ENDING or w.isdigit() or (w in PERIODS and dated) for w in added)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Literal
 
 from truemem_core.language.contradiction import clash
-from truemem_core.language.gist import QUALIFIERS, gist
+from truemem_core.language.gist import QUALIFIERS, gist, says_when_it_ended
 
 Action = Literal["reinforce", "supersede", "close", "distinct"]
 
@@ -41,8 +41,10 @@ def decide(old: str, new: str, *, similar: bool) -> Decision:
     before, after = gist(old), gist(new)
     lost, added = before.words - after.words, after.words - before.words
     if before.negated != after.negated:
-        # an ending may drop or add a qualifier ("daily", "last year"), nothing else
-        if lost <= QUALIFIERS and all(w in QUALIFIERS or w.isdigit() for w in added):
+        # an ending may drop when or how often the fact held ("daily", "since 2019") and
+        # add when it ended ("last year"); "not … in the evening" is another fact
+        if all(w in QUALIFIERS or w.isdigit() for w in lost) \
+                and says_when_it_ended(added):
             return Decision("close", f"{'negated' if after.negated else 'reversed'}: {new}")
         return Decision("distinct", "opposite polarity, about something else")
     superseded = clash(new, old)
