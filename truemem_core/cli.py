@@ -113,9 +113,10 @@ def _memories(args: argparse.Namespace, memory: TrueMem) -> None:
 
 
 def _read_export(file: str) -> Any:
+    text = import_command.read(file)  # its own error: the file cannot be read
     try:
-        return import_formats.load_json(import_command.read(file))
-    except ValueError as exc:  # JSONDecodeError
+        return import_formats.load_json(text)
+    except ValueError as exc:  # JSONDecodeError, or nested too deeply
         raise InvalidInputError(
             f"{file} is not JSON ({exc}); give a file written by `truemem user export`"
         ) from exc

@@ -102,16 +102,16 @@ def check_value(value: Any, what: str = "value") -> dict[str, Any]:
             f"{what} must be a mapping with str keys (a JSON object), got {type(value).__name__}")
     try:
         dumped = json.dumps(value, allow_nan=False, ensure_ascii=False)
-        if len(dumped) > MAX_VALUE_BYTES or len(dumped.encode("utf-8", "surrogatepass")) \
-                > MAX_VALUE_BYTES:
-            raise InvalidInputError(
-                f"{what} is larger than {MAX_VALUE_BYTES:,} bytes as JSON: keep large "
-                "documents elsewhere and store a reference")
         copied: dict[str, Any] = json.loads(dumped)
     except RecursionError as exc:
         raise InvalidInputError(too_deep(what)) from exc
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} must be JSON-serialisable: {exc}") from exc
+    if len(dumped) > MAX_VALUE_BYTES or len(dumped.encode("utf-8", "surrogatepass")) \
+            > MAX_VALUE_BYTES:
+        raise InvalidInputError(
+            f"{what} is larger than {MAX_VALUE_BYTES:,} bytes as JSON: keep large "
+            "documents elsewhere and store a reference")
     # what UTF-8 cannot carry, and NUL, which PostgreSQL's jsonb refuses
     if not is_storable(dumped) or any("\x00" in s for s in _every_string(copied, what)):
         raise InvalidInputError(f"{what} holds a NUL or an unpaired surrogate")
