@@ -128,7 +128,7 @@ class Reading:
 
     text: str
     quotes: tuple[tuple[int, int], ...]
-    second_hand: bool  # anything at all was quoted or pasted
+    second_hand: bool  # a block was pasted, or words longer than a title quoted or reported
 
     def masked(self) -> str:
         """``text`` with each quotation's characters (not its spaces) masked: the same
@@ -235,7 +235,7 @@ class _Reader:
         if opener is not None and opener.lastgroup in _DELIMITED:
             return body  # a quotation or a block: read as such
         stop = limit if report.group("colon") else _sentence_end(self.folded, body, limit)
-        self._inline(body, stop)
+        self._inline(body, stop, reported=True)
         return stop
 
     def _quote(self, opener: str, end: int, limit: int) -> int:
@@ -253,11 +253,13 @@ class _Reader:
         self._inline(end, close_at)
         return min(close_at + 1, limit)
 
-    def _inline(self, start: int, end: int) -> None:
+    def _inline(self, start: int, end: int, *, reported: bool = False) -> None:
+        """A quotation, or words reported ("the email says…"): a short quotation (a title,
+        a name) is part of what the user states, not second-hand text."""
         self._copy(start)
         self.quotes.append((self.length, self.length + end - start))
         self._copy(end)
-        self.second_hand = True
+        self.second_hand |= reported or len(self.text[start:end].split()) > _KEPT_QUOTE_WORDS
 
     def _block(self, start: int, end: int) -> None:
         self._copy(start)
