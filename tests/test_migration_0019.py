@@ -47,7 +47,7 @@ async def test_user_ids_stored_earlier_are_reached_by_their_accepted_form(tmp_ur
         store_meta.c.key == "message_id_key"))] == [key]
     for rows in (memories, sessions, messages):
         assert {row.user_id for row in db_access.rows(tmp_url, rows.select())} == {
-            "acme/Jos\u00e9", "acme/ana", "acme/bob", "acme/bob "}
+            "acme/Jos\u00e9", "acme/ana", "acme/bob", "acme/bob (2)"}
     assert [row.user_id for row in db_access.rows(tmp_url, api_keys.select())] == [
         "Jos\u00e9"]
     for slot in slots:  # keyword recall finds a renamed user's past messages under the new id
@@ -60,3 +60,9 @@ async def test_user_ids_stored_earlier_are_reached_by_their_accepted_form(tmp_ur
         assert [m.content for m in state.recent] == ["Hello from acme/ana", "Hi!"]
         assert [m.text for m in await memory.alist_memories("acme/bob")] == [
             "A fact of acme/bob"]
+        # "acme/bob " could not become "acme/bob": under a name every call takes, so its
+        # data can be read, exported and erased
+        assert [m.text for m in await memory.alist_memories("acme/bob (2)")] == [
+            "A fact of acme/eve"]
+        assert (await memory.aerase_user("acme/bob (2)")) > 0
+        assert (await memory.aexport_user("acme/bob (2)"))["memories"] == []

@@ -4,11 +4,12 @@ the key that makes the message ids the server shows opaque.
 Every call now takes a user id in Unicode NFC (``cafe\\u0301`` is ``caf\\u00e9``) and
 refuses one with a space at its start or end (``_validation.check_user_id``). A user
 stored under another form would be out of reach: each such id is rewritten to its NFC
-form without the surrounding space, in every table that holds user ids, unless that
-id is already a user (two users would become one: both are left as they are, and the
-inspector's user list marks the one it shows as a look-alike). A store's own,
-well-formed ids are read (one ``DISTINCT`` per table, through its user index) and
-left untouched.
+form without the surrounding space, in every table that holds user ids. Where that
+id is already a user, two users must not become one: the other is named with the first
+free `` (2)``, `` (3)`` … after it (``"ana "`` beside ``"ana"`` becomes ``"ana (2)"``,
+logged), an id every call takes, so its data can be read, exported and erased. A
+store's own, well-formed ids are read (one ``DISTINCT`` per table, through its user
+index) and left untouched.
 
 The server shows message ids through a permutation keyed with ``message_id_key``, a
 random 32 bytes kept in ``truemem_meta`` (``truemem_server.message_ids``): made here
@@ -21,6 +22,7 @@ Revision ID: 0019
 Revises: 0018
 """
 
+import itertools
 import logging
 import secrets
 import unicodedata
@@ -63,10 +65,11 @@ def upgrade() -> None:
         wanted = accepted(user)
         if wanted == user:
             continue
-        if not wanted or wanted in users:
+        if not wanted or wanted in users:  # two users must not become one
+            wanted = next(f"{wanted or 'user'} ({n})" for n in itertools.count(2)
+                          if f"{wanted or 'user'} ({n})" not in users)
             logging.getLogger("alembic").warning(
-                "user id %r is left as it is: %r is already a user", user, wanted)
-            continue
+                "user id %r is now %r: its own form is already another user", user, wanted)
         users.add(wanted)
         for table in tables:
             bind.execute(sa.update(table).where(table.c.user_id == user).values(user_id=wanted))
