@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from truemem_core.language.claims import Claim, parse_claims
-from truemem_core.language.contradiction import replaces, supersessions
+from truemem_core.language.contradiction import clash, replaces
+from truemem_core.memory.decision import decide
 
 PROPERTY = settings(database=None, deadline=None)
 
@@ -141,16 +142,16 @@ def test_only_the_clashing_memories_are_returned_in_order() -> None:
 
 
 def test_a_supersession_explains_itself() -> None:
-    [found] = supersessions("Moved to Berlin", [("m1", "Lives in Madrid")])
-    assert found.id == "m1"
+    found = clash("Moved to Berlin", "Lives in Madrid")
+    assert found is not None and found.id == "Lives in Madrid"
     assert (found.old.attribute, found.old.value, found.new.value) == (
         "location", "madrid", "berlin")
     assert found.explain() == "location of user: madrid -> berlin"
 
 
 def test_version_supersession_names_the_tool() -> None:
-    [found] = supersessions("Uses PostgreSQL 16", [(7, "Uses PostgreSQL 14")])
-    assert found.explain() == "version:postgresql of user: 14 -> 16"
+    found = clash("Uses PostgreSQL 16", "Uses PostgreSQL 14")
+    assert found is not None and found.explain() == "version:postgresql of user: 14 -> 16"
 
 
 # -- the claims themselves --------------------------------------------------------
@@ -229,5 +230,6 @@ def test_long_repetitive_texts_parse_in_linear_time(text: str) -> None:
 
 
 def _superseded(new_text: str, stored: list[tuple[Any, str]]) -> list[Any]:
-    """The ids ``supersessions`` closes, in ``stored`` order (what the write path uses)."""
-    return [found.id for found in supersessions(new_text, stored)]
+    """The ids the write path's decision supersedes, in ``stored`` order."""
+    return [memory_id for memory_id, text in stored
+            if decide(text, new_text, similar=False).action == "supersede"]

@@ -10,7 +10,7 @@ no claim. Values where one contains the other ("Berlin" and "Berlin, Germany",
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Generic, TypeVar
@@ -58,9 +58,3 @@ def clash(new_text: str, old_text: str) -> Supersession[str] | None:
     found = next(((n, o) for o in (_claims(old_text) if new_claims else ())
                   for n in new_claims if replaces(n, o)), None)
     return None if found is None else Supersession(old_text, old=found[1], new=found[0])
-
-
-def supersessions(new_text: str, stored: Sequence[tuple[K, str]]) -> list[Supersession[K]]:
-    """Each stored fact that ``new_text`` supersedes, with the claims that clash."""
-    return [Supersession(memory_id, old=found.old, new=found.new)
-            for memory_id, text in stored if (found := clash(new_text, text)) is not None]
