@@ -179,9 +179,10 @@ def fact_line(memory: Memory) -> str:
     """How a fact is written in the system prompt (and counted against the budget).
 
     A memory is something the user said, never an instruction to the model: one that
-    reads as an order is written as the user's reported words, in quotes."""
+    reads as an order is written as the user's reported words, in quotes (its own
+    double quotes made single, so none of it reads as outside the quotation)."""
     if _ADDRESSED.search(memory.text):
-        return f'- The user said: "{memory.text}"'
+        return f'- The user said: "{memory.text.replace(chr(34), chr(39))}"'
     return f"- {memory.text}"
 
 
