@@ -463,7 +463,7 @@ def test_retriever_returns_documents_with_metadata(memory: TrueMem) -> None:
     _seed(memory)
     docs = TrueMemRetriever(memory=memory, user_id="ana", k=2).invoke("what is her job?")
     assert len(docs) == 2 and docs[0].page_content == "Works as a pilot at SkyAir"
-    assert set(docs[0].metadata) >= {"id", "importance", "kind", "source", "score"}
+    assert set(docs[0].metadata) >= {"id", "importance", "kind", "source", "score", "valid_from"}
     assert docs[0].metadata["importance"] == 4 and docs[0].metadata["source"] == "manual"
     assert docs[0].id == docs[0].metadata["id"]
     assert TrueMemRetriever(memory=memory, user_id="ben").invoke("job") == []
