@@ -59,3 +59,18 @@ def test_a_changed_fact_ends_when_its_successor_was_said(memory: TrueMem) -> Non
     before = memory.list_memories("ana", valid_at=moved - timedelta(days=1))
     after = memory.list_memories("ana", valid_at=moved + timedelta(days=1))
     assert [m.id for m in before] == [madrid.id] and [m.id for m in after] == [berlin.id]
+
+
+def test_a_fact_closed_by_an_older_statement_never_ends_before_it_began(
+        memory: TrueMem) -> None:
+    """A history recorded out of order: supersession follows the order facts are stored
+    in, and the closed fact's validity ends at its own start, never before it."""
+    moved = A_YEAR_AGO + timedelta(days=180)
+    memory.record_messages("ana", "s2", [("user", "I just moved to Berlin.", moved)])
+    memory.drain()
+    memory.record_messages("ana", "s1", [("user", "I live in Madrid.", A_YEAR_AGO)])
+    memory.drain()
+    everything = memory.list_memories("ana", include_archived=True)
+    berlin = next(m for m in everything if "Berlin" in m.text)
+    assert berlin.superseded_by is not None
+    assert berlin.valid_from == berlin.valid_to == moved
