@@ -80,8 +80,8 @@ def test_the_documented_three_lines_add_memory_to_a_chain(
         last = model.prompts[-1]
         assert isinstance(last[0], SystemMessage)
         assert last[0].text.startswith("You are a travel assistant.")  # the chain's own prompt
-        assert "- Is allergic to shellfish" in last[0].text
-        assert "- Works as a pilot at SkyAir" in last[0].text
+        assert "] Is allergic to shellfish" in last[0].text
+        assert "] Works as a pilot at SkyAir" in last[0].text
         assert [m.text for m in last[1:]] == [
             ALLERGY, "Noted!", JOB, "Nice!", "Where should I eat?"]
     finally:
@@ -267,7 +267,7 @@ def test_bind_tools_keeps_the_memory_and_records_the_user_message_once(
     assert model.tools_seen == [["find_restaurant"], ["find_restaurant"]]  # bound on both
     for prompt in model.prompts:  # both calls of the loop got the context
         assert isinstance(prompt[0], SystemMessage)
-        assert "- Is allergic to shellfish" in prompt[0].text
+        assert "] Is allergic to shellfish" in prompt[0].text
     assert model.prompts[1][1:] == [question, call, result]  # the loop's messages, in order
     assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
@@ -323,7 +323,7 @@ def test_structured_output_keeps_the_memory_and_records_the_answer_as_json(
     answer = chat.with_structured_output(Restaurant).invoke("Where should I eat in Lisbon?")
     assert answer == Restaurant(name="Ramiro", city="Lisbon")
     assert model.tools_seen == [["Restaurant"]]
-    assert "- Is allergic to shellfish" in model.prompts[0][0].text
+    assert "] Is allergic to shellfish" in model.prompts[0][0].text
     recent = memory.get_session("ana", "s").recent
     assert [m.role for m in recent] == ["user", "assistant"]
     assert recent[0].content == "Where should I eat in Lisbon?"
@@ -463,7 +463,7 @@ def test_retriever_returns_documents_with_metadata(memory: TrueMem) -> None:
     _seed(memory)
     docs = TrueMemRetriever(memory=memory, user_id="ana", k=2).invoke("what is her job?")
     assert len(docs) == 2 and docs[0].page_content == "Works as a pilot at SkyAir"
-    assert set(docs[0].metadata) >= {"id", "importance", "kind", "source", "score"}
+    assert set(docs[0].metadata) >= {"id", "importance", "kind", "source", "score", "valid_from"}
     assert docs[0].metadata["importance"] == 4 and docs[0].metadata["source"] == "manual"
     assert docs[0].id == docs[0].metadata["id"]
     assert TrueMemRetriever(memory=memory, user_id="ben").invoke("job") == []
@@ -539,7 +539,7 @@ def test_middleware_injects_context_and_records_the_final_answer(memory: TrueMem
     assert result["messages"][-1].text == "Ramiro, but skip the shellfish."
     for prompt in model.prompts[1:]:  # both model calls of the tool loop got the context
         assert prompt[0].text.startswith("You are an agent.")
-        assert "- Is allergic to shellfish" in prompt[0].text
+        assert "] Is allergic to shellfish" in prompt[0].text
         assert [m.text for m in prompt[1:3]] == [ALLERGY, "Noted!"]  # the session's turns
     assert [(m.role, m.content) for m in memory.get_session("ana", "s1").recent] == [
         ("user", ALLERGY), ("assistant", "Noted!"),
@@ -561,7 +561,7 @@ def test_middleware_keeps_memory_across_a_human_approval(memory: TrueMem) -> Non
     done = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), thread)
     assert done["messages"][-1].text == "Ramiro, but skip the shellfish."
     assert len(model.prompts) == 2
-    assert all("- Is allergic to shellfish" in prompt[0].text for prompt in model.prompts)
+    assert all("] Is allergic to shellfish" in prompt[0].text for prompt in model.prompts)
     assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
 
@@ -573,7 +573,7 @@ async def test_middleware_async_with_fixed_ids(memory: TrueMem) -> None:
     await agent.ainvoke({"messages": [HumanMessage(JOB)]})
     await memory.adrain()
     await agent.ainvoke({"messages": [HumanMessage("Dinner?")]})
-    assert "- Works as a pilot at SkyAir" in prompt_of(model)
+    assert "] Works as a pilot at SkyAir" in prompt_of(model)
     assert len((await memory.aget_session("ana", "s2")).recent) == 4
 
 

@@ -77,8 +77,8 @@ def test_the_documented_three_lines_add_memory_to_a_chat_engine(
         assert str(chat_engine.chat("Where should I eat?")) == "Try the grilled fish."
         assert texts(store) == {"Is allergic to shellfish", "Works as a pilot at SkyAir"}
         last = llm.prompts[-1]
-        assert "- Is allergic to shellfish" in system_text(last)
-        assert "- Works as a pilot at SkyAir" in system_text(last)
+        assert "] Is allergic to shellfish" in system_text(last)
+        assert "] Works as a pilot at SkyAir" in system_text(last)
         assert [m.content for m in last if m.role != MessageRole.SYSTEM] == [
             ALLERGY, "Noted!", JOB, "Nice!", "Where should I eat?"]
     finally:
@@ -103,7 +103,7 @@ async def test_simple_chat_engine_async(memory: TrueMem) -> None:
     await engine.achat(JOB)
     await memory.adrain()
     assert str(await engine.achat("Dinner?")) == "Fish is out."
-    assert "- Works as a pilot at SkyAir" in system_text(llm.prompts[-1])
+    assert "] Works as a pilot at SkyAir" in system_text(llm.prompts[-1])
     assert turns(memory, "s")[-2:] == [("user", "Dinner?"), ("assistant", "Fish is out.")]
 
 
@@ -118,8 +118,8 @@ def test_rag_chat_engines(memory: TrueMem, engine_class: Any) -> None:
     engine.chat("Any crew discounts for dinner?")
     answer = llm.prompts[-1]
     assert "20% off at Ramiro" in system_text(answer)  # the engine's own context
-    assert "- Is allergic to shellfish" in system_text(answer)  # and TrueMem's
-    assert "- Works as a pilot at SkyAir" in system_text(answer)
+    assert "] Is allergic to shellfish" in system_text(answer)  # and TrueMem's
+    assert "] Works as a pilot at SkyAir" in system_text(answer)
     recorded = turns(memory, "rag")
     assert [role for role, _ in recorded] == ["user", "assistant"] * 2
     assert [text for role, text in recorded if role == "user"] == [
@@ -134,7 +134,7 @@ async def test_rag_chat_engines_async(memory: TrueMem, engine_class: Any) -> Non
         memory=TrueMemMemory.from_defaults(memory, "ana", "rag"))
     await engine.achat(ALLERGY)
     await engine.achat("Dinner?")
-    assert "- Is allergic to shellfish" in system_text(llm.prompts[-1])
+    assert "] Is allergic to shellfish" in system_text(llm.prompts[-1])
     assert len(turns(memory, "rag")) == 4
 
 
@@ -172,7 +172,7 @@ async def test_function_agent_uses_and_feeds_the_memory(memory: TrueMem) -> None
     response = await agent.run(user_msg="Dinner in Lisbon?", memory=session)
     assert str(response) == "Ramiro, but skip the shellfish."
     for prompt in prompts:  # both LLM calls of the tool loop got the context
-        assert "- Is allergic to shellfish" in system_text(prompt)
+        assert "] Is allergic to shellfish" in system_text(prompt)
     # The tool call and its result are not recorded: the exchange is.
     assert turns(memory, "agent") == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
@@ -193,7 +193,7 @@ def test_a_user_message_waits_for_its_reply(memory: TrueMem) -> None:
     assert turns(memory, "s") == [("user", JOB), ("assistant", "Noted!")]
     assert said.model_dump() == before  # the caller's message is untouched
     memory.drain()  # recorded as one interaction: extraction ran on it
-    assert "- Works as a pilot at SkyAir" in system_text(session.get("What do I do?"))
+    assert "] Works as a pilot at SkyAir" in system_text(session.get("What do I do?"))
 
 
 def test_a_react_agents_trace_is_recorded_as_its_answer(memory: TrueMem) -> None:
@@ -260,7 +260,7 @@ async def test_async_methods(memory: TrueMem) -> None:
     await session.aput_messages([ChatMessage(role="assistant", content="Noted!")])
     await memory.adrain()
     got = await session.aget(input="What is my job?")
-    assert "- Works as a pilot at SkyAir" in system_text(got)
+    assert "] Works as a pilot at SkyAir" in system_text(got)
     assert [m.content for m in got[1:]] == [JOB, "Noted!"]
     await memory.arecord("ana", "other", "keeps", "the newest message ids in use")
     await session.aset([ChatMessage(role="user", content="x"),
@@ -289,7 +289,7 @@ async def test_memory_block_reads_and_is_fed_by_memory(
     li_memory = Memory.from_defaults(session_id="li", memory_blocks=[block], token_limit=60,
                                      async_engine=chat_store_engine)
     got = await li_memory.aget(input="What can I eat?")
-    assert "- Is allergic to shellfish" in system_text(got)
+    assert "] Is allergic to shellfish" in system_text(got)
     said = ChatMessage(role="user", content=JOB)
     exchange = [said, ChatMessage(role="assistant", content="Noted, captain!")]
     for n in range(4):  # enough to push the first turns out of the short-term queue

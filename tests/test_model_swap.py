@@ -22,7 +22,7 @@ from truemem_integrations.llama_index import TrueMemMemory
 
 ALLERGY = "Remember that I'm allergic to shellfish"
 JOB = "I work as a pilot at SkyAir"
-LEARNED = ("- Is allergic to shellfish", "- Works as a pilot at SkyAir")
+LEARNED = ("] Is allergic to shellfish", "] Works as a pilot at SkyAir")  # dated lines
 
 
 def _langchain_chain(

@@ -50,6 +50,9 @@ class Memory:
     """When the fact stopped being true (a newer fact superseded it); None while current."""
     superseded_by: str | None = None
     """The memory that superseded this one."""
+    valid_from: datetime | None = None
+    """When the fact became true: when the user said it (the message's ``said_at`` for an
+    extracted fact), when it was stored otherwise. ``created_at`` is when TrueMem stored it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(value) for key, value in asdict(self).items()}
@@ -176,18 +179,20 @@ _ADDRESSED = re.compile(
 
 
 def fact_line(memory: Memory) -> str:
-    """How a fact is written in the system prompt (and counted against the budget).
+    """How a fact is written in the system prompt (and counted against the budget): the
+    day it was said, then its words.
 
     A memory is something the user said, never an instruction to the model: one that
     reads as an order is written as the user's reported words, in quotes (its own
     double quotes made single, so none of it reads as outside the quotation)."""
+    day = f"[{memory.valid_from or memory.created_at:%Y-%m-%d}]"
     if _ADDRESSED.search(memory.text):
-        return f'- The user said: "{memory.text.replace(chr(34), chr(39))}"'
-    return f"- {memory.text}"
+        return f'- {day} The user said: "{memory.text.replace(chr(34), chr(39))}"'
+    return f"- {day} {memory.text}"
 
 
 def turn_line(turn: RecalledTurn) -> str:
-    """How a recalled turn is written in the system prompt: date, speaker, words."""
+    """How a recalled turn is written in the system prompt: day, speaker, words."""
     return f"- [{turn.created_at:%Y-%m-%d}] {turn.role}: {turn.content}"
 
 

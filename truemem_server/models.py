@@ -113,6 +113,8 @@ class MemoryOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     source_message_id: int | None
+    valid_from: datetime | None = Field(
+        description="when the fact became true: when it was said (created_at: when stored)")
     valid_to: datetime | None
     superseded_by: str | None
 

@@ -59,7 +59,7 @@ async def test_the_two_calls_and_a_memory_round_trip(store_url: str) -> None:
         assert body["user_id"] == "ana"
         assert fact["id"] in {m["id"] for m in body["facts"]}
         assert body["messages"][0]["role"] == "system"
-        assert "- Lives in Lisbon" in body["messages"][0]["content"]
+        assert "] Lives in Lisbon" in body["messages"][0]["content"]
         assert body["messages"][-1] == {"role": "user", "content": "Where do I live?"}
         assert [m["content"] for m in body["recent_messages"]] == [
             said["user_message"], said["assistant_message"]]

@@ -59,7 +59,7 @@ async def round_trip(client: Client) -> str:
     assert "keyword #1" in hits[0]["why"]
     context = await call(client, "get_context", message="What should I cook tonight?",
                          session_id="s1")
-    assert "- Is allergic to peanuts" in context
+    assert "] Is allergic to peanuts" in context
     recorded = await call(client, "record", session_id="s1",
                           user_message="What should I cook tonight?",
                           assistant_message="A peanut-free curry.")

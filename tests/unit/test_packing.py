@@ -29,11 +29,11 @@ def words(text: str) -> int:
 def test_best_first_and_what_does_not_fit_is_skipped() -> None:
     hits = [fact("a", "one two three four five six", 0.9), fact("b", "one", 0.5)]
     turns = [turn(1, "x " * 20, 0.8), turn(2, "short", 0.1)]
-    packed = pack(hits, turns, always=[], budget=13, turn_tokens=100, count=words)
+    packed = pack(hits, turns, always=[], budget=15, turn_tokens=100, count=words)
     assert [h.memory.id for h in packed.memories] == ["a", "b"]  # the long turn is skipped
     assert [t.message_id for t in packed.recalled] == [2]
     assert packed.spent == sum(words(fact_line(h.memory) + "\n") for h in packed.memories) + sum(
-        words(turn_line(t) + "\n") for t in packed.recalled) == 13
+        words(turn_line(t) + "\n") for t in packed.recalled) == 15
 
 
 def test_a_fact_and_its_source_turn_are_not_both_spent() -> None:

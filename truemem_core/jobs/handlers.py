@@ -77,7 +77,8 @@ class Handlers:
                     user, fact.text, source=source, source_message_id=said.id,
                     importance=5 if source == "explicit" else min(fact.importance, 4),
                     kind=None if source == "explicit" else fact.kind,
-                    supersedes=[handles[h] for h in fact.replaces if h in handles])))
+                    supersedes=[handles[h] for h in fact.replaces if h in handles],
+                    said_at=said.created_at)))  # true from when it was said, not from now
             except InvalidInputError as exc:
                 log.warning("dropped an extracted fact %r: %s", fact.text, exc)
         async with self.db.writing(user) as conn:

@@ -77,15 +77,15 @@ class _Row:
     valid_to: datetime | None = None
     superseded_by: str | None = None
     feedback: int = 0
-    # never read, only written (a stored row's stay as they are unless set here)
     valid_from: datetime | None = None
+    # never read, only written (a stored row's stays as it is unless set here)
     invalidated_at: datetime | None = None
     embedding: Vector = field(kw_only=True)
 
 
 # what a batch reads, in _Row's order; the vectors come apart (see ``_load``)
 _COLUMNS = [memories.c[f.name] for f in fields(_Row)
-            if f.name not in ("embedding", "valid_from", "invalidated_at")]
+            if f.name not in ("embedding", "invalidated_at")]
 
 
 def _update(columns: Sequence[str]) -> Any:

@@ -110,6 +110,9 @@ def _parse_memory(item: Any, max_chars: int) -> dict[str, Any]:
         "updated_at": updated,
         "valid_to": (None if item.get("valid_to") is None
                      else parse_time(item["valid_to"], "valid_to")),
+        # exports before it was exported: true from its creation
+        "valid_from": (created if item.get("valid_from") is None
+                       else parse_time(item["valid_from"], "valid_from")),
         "exported_id": _optional_id(item.get("id")),
         "source_message_id": optional_int(item.get("source_message_id"), "source_message_id"),
         "superseded_by": _optional_id(item.get("superseded_by")),
@@ -195,6 +198,7 @@ async def import_memories(
             "source_message_id": (message_ids or {}).get(item["source_message_id"]),
             "created_at": item["created_at"], "updated_at": item["updated_at"],
             # a closed fact stays closed, pointing at its successor's new id
+            "valid_from": item["valid_from"],
             "valid_to": item["valid_to"], "invalidated_at": item["valid_to"],
             "superseded_by": new_ids.get(item["superseded_by"] or ""),
         })

@@ -31,6 +31,7 @@ def to_memory(row: Any) -> Memory:
         source_message_id=row.source_message_id,
         valid_to=row.valid_to,
         superseded_by=row.superseded_by,
+        valid_from=row.valid_from or row.created_at,
     )
 
 

@@ -130,12 +130,15 @@ class MemoryStore:
     async def candidate(
         self, user_id: Any, text: Any, *, importance: int | None, kind: Kind | None,
         source: Source, source_message_id: int | None = None, supersedes: Sequence[str] = (),
+        said_at: datetime | None = None,
     ) -> write.Candidate:
-        """Validate a fact and embed it; ``kind=None`` classifies it."""
+        """Validate a fact and embed it; ``kind=None`` classifies it. ``said_at``: when its
+        message was said (the fact is true from then), default when it is stored."""
         fact = self.fact(self.check_user(user_id), text, importance=importance, kind=kind,
                          source=source, source_message_id=source_message_id,
                          supersedes=supersedes)
-        return dataclasses.replace(fact, vector=(await self.embed([fact.text]))[0])
+        return dataclasses.replace(fact, vector=(await self.embed([fact.text]))[0],
+                                   said_at=said_at)
 
     def fact(
         self, user: str, text: Any, *, importance: int | None, kind: Kind | None,

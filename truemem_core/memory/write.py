@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
@@ -49,6 +49,7 @@ class Candidate:
     source_message_id: int | None
     vector: Vector
     supersedes: tuple[str, ...] = ()  # ids an LLM judged this fact to replace, unchecked
+    said_at: datetime | None = None  # when its message was said; None: now
 
 
 async def add(
@@ -75,7 +76,7 @@ async def add(
         # A restatement is folded in, and still closes what it contradicts:
         # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
         merged = await _merge(conn, env, duplicates, new)
-        await _supersede(conn, user, superseded, current, by=merged.id)
+        await _supersede(conn, user, superseded, current, by=merged.id, said_at=new.said_at)
         return merged
     if admit:
         admission = admission_of(new, nearest, superseded, spared, settings)
@@ -83,7 +84,7 @@ async def add(
             await _reject(conn, new, admission)
             return None
     memory_id = await _insert(conn, env, new)
-    await _supersede(conn, user, superseded, current, by=memory_id)
+    await _supersede(conn, user, superseded, current, by=memory_id, said_at=new.said_at)
     await prune_excess(conn, env, user)
     return rows.to_memory(await rows.fetch(conn, user, memory_id))
 
@@ -174,7 +175,7 @@ def new_row(new: Candidate, memory_id: str, model_name: str, now: datetime) -> d
         "kind": new.kind, "source": new.source, "state": "active", "reinforcements": 0,
         "embedding": new.vector, "embedding_model": model_name,
         "source_message_id": new.source_message_id, "created_at": now, "updated_at": now,
-        "valid_from": now}
+        "valid_from": new.said_at or now}
 
 
 def added_event(new: Candidate, memory_id: str) -> dict[str, Any]:
@@ -216,8 +217,8 @@ def fold(
             [*(row.embedding for row in duplicates), new.vector],
             [*(row.reinforcements + 1.0 for row in duplicates), 1.0])
     reopened = old.valid_to is not None
-    if reopened:  # restated after it was superseded or called wrong: true again, from now
-        values.update(reopen_values(old, now), superseded_by=None)
+    if reopened:  # restated after it was superseded or called wrong: true again, from then
+        values.update(reopen_values(old, new.said_at or now), superseded_by=None)
     if new.source == "explicit" or any(row.source == "explicit" for row in duplicates):
         values["source"] = "explicit"
     closed_by = "superseded" if old.superseded_by is not None else "closed"
@@ -230,10 +231,11 @@ def fold(
     }
 
 
-def reopen_values(row: Any, now: datetime) -> dict[str, Any]:
-    """A closed fact current again, from ``now``: the user restated or corrected it, so a
-    "wrong" or "irrelevant" verdict on it no longer counts (it would demote it at once)."""
-    return {"valid_to": None, "invalidated_at": None, "valid_from": now, "state": "active",
+def reopen_values(row: Any, since: datetime) -> dict[str, Any]:
+    """A closed fact current again, from ``since`` (when the user restated or corrected
+    it), so a "wrong" or "irrelevant" verdict on it no longer counts (it would demote it
+    at once)."""
+    return {"valid_to": None, "invalidated_at": None, "valid_from": since, "state": "active",
             "feedback": max(row.feedback, 0)}
 
 
@@ -245,15 +247,17 @@ def absorb_events(absorbed: Sequence[Any], into: str) -> list[dict[str, Any]]:
             for row in absorbed]
 
 
-def close_values(now: datetime) -> dict[str, Any]:
-    """A fact no longer true from ``now`` (superseded, or called wrong by the user): out of
-    every context, still seen by time travel to an earlier instant; ``reopen_values``
-    undoes it."""
-    return {"valid_to": now, "invalidated_at": now, "state": "archived", "updated_at": now}
+def close_values(now: datetime, until: Any = None) -> dict[str, Any]:
+    """A fact no longer true (superseded, or called wrong by the user): out of every
+    context, still seen by time travel to an earlier instant; ``reopen_values`` undoes
+    it. It was true ``until`` (when the fact that ended it was said; default ``now``),
+    and stopped being believed ``now``."""
+    return {"valid_to": now if until is None else until, "invalidated_at": now,
+            "state": "archived", "updated_at": now}
 
 
-def supersede_values(now: datetime, by: str) -> dict[str, Any]:
-    return {**close_values(now), "superseded_by": by}
+def supersede_values(now: datetime, by: str, until: Any = None) -> dict[str, Any]:
+    return {**close_values(now, until), "superseded_by": by}
 
 
 def supersede_events(
@@ -285,15 +289,18 @@ async def _insert(conn: AsyncConnection, env: MemoryEnv, new: Candidate) -> str:
 
 async def _supersede(
     conn: AsyncConnection, user: str, superseded: Mapping[str, str],
-    current: Mapping[str, Any], *, by: str,
+    current: Mapping[str, Any], *, by: str, said_at: datetime | None,
 ) -> None:
     """Close the validity of ``superseded`` (id -> why) in favour of memory ``by``."""
     if not superseded:
         return
+    # true until the new fact was said, never before it began (a history told out of order)
+    until = None if said_at is None else case(
+        (memories.c.valid_from > said_at, memories.c.valid_from), else_=said_at)
     await conn.execute(
         memories.update()
         .where(memories.c.user_id == user, memories.c.id.in_(list(superseded)))
-        .values(**supersede_values(utcnow(), by)))
+        .values(**supersede_values(utcnow(), by, until)))
     await rows.log(conn, user, supersede_events(superseded, current, by))
 
 

@@ -38,6 +38,7 @@ def to_document(hit: ScoredMemory) -> Document:
         "id": memory.id, "importance": memory.importance, "kind": memory.kind,
         "source": memory.source, "state": memory.state, "score": hit.score,
         "created_at": memory.created_at.isoformat(),
+        "valid_from": (memory.valid_from or memory.created_at).isoformat(),  # when said
     })
 
 

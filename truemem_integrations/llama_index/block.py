@@ -9,6 +9,7 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.memory.memory import BaseMemoryBlock
 
 from truemem_core import TrueMem
+from truemem_core.records import fact_line
 
 from ._messages import latest_user_text, to_turns
 
@@ -38,7 +39,7 @@ class TrueMemMemoryBlock(BaseMemoryBlock[str]):
             return ""
         hits = await self.memory.asearch(
             self.user_id, query, **{"k": self.k, **self.search_kwargs})
-        return "\n".join(f"- {hit.memory.text}" for hit in hits)
+        return "\n".join(fact_line(hit.memory) for hit in hits)  # as the system prompt has it
 
     async def aput(
         self,
