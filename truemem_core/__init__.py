@@ -52,6 +52,7 @@ from truemem_core.records import (
     SessionState,
     Source,
     State,
+    fact_line,
 )
 from truemem_core.settings import Settings
 
@@ -99,5 +100,6 @@ __all__ = [
     "TrueMem",
     "TrueMemError",
     "default_embedder",
+    "fact_line",
     "item_text",
 ]

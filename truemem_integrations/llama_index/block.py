@@ -8,8 +8,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from truemem_core import TrueMem
-from truemem_core.records import fact_line
+from truemem_core import TrueMem, fact_line
 
 from ._messages import latest_user_text, to_turns
 
