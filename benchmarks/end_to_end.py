@@ -1,4 +1,4 @@
-"""End to end: what a TrueMem user is actually served, on LoCoMo and LongMemEval_S.
+"""End to end: what a TrueMem user is actually served, on LoCoMo, LongMemEval_S and BEAM.
 
 ``retrieval_quality.py`` stores every turn as a memory and searches the turns. The
 product does something else: it stores the *facts extracted* from the user's
@@ -30,8 +30,28 @@ built-in rule-based extraction:
   then retrieved facts and recalled turns by their fused score: the order the
   budget packed them in). Eligible questions as in
   ``retrieval_quality.py`` (no ``_abs``, evidence in a user turn).
+* BEAM (``--beam-dir DIR``, ``--only beam``; "Beyond a Million Tokens", chats of 100K
+  to 10M tokens): one user per chat, one session per batch (``batch_<n>``), each
+  message dated by its batch's ``time_anchor`` (the batch's own or its first
+  message's; later messages keep that date), content cut to ``max_message_chars``.
+  Every probing question that names ``source_chat_ids`` (a list, a dict of lists, or
+  nested lists: every id they name) is asked in a fresh session; abstention questions
+  name none and are out. A source message is served as an evidence turn is for
+  LoCoMo (a recalled turn, or a memory extracted from it); ids the chat lacks count
+  as not served. Reported per question type and per size: served %, context tokens,
+  ``get_context`` latency, the full-history tokens (every message, ``role: content``
+  per line: what sending everything would cost), and per chat the ingest cost
+  (record and drain seconds, messages drained per second). Only the ``served`` row
+  (defaults) runs. The figures go to ``end_to_end_beam.json`` (``--json PATH`` with
+  ``--only beam``, else ``PATH``'s stem + ``_beam``). The data is not stored here and
+  must stay out of the repository: fetch a git copy of the public repository
+  ``mohammadtavakoli78/BEAM``, then ``python3 ../shared/data/beam_dev.py GIT_DIR
+  OUT_DIR`` writes the 32 development chats (100K 1-10, 500K 1-18, 1M 3, 4, 6, 7)
+  as ``OUT_DIR/<size>_<n>/{chat.json,probing_questions.json}``; pass ``--beam-dir
+  OUT_DIR``. ``--sizes 100K,500K`` picks sizes, ``--limit N`` the first N chats of
+  each.
 
-Rows, side by side in the same run:
+Rows, side by side in the same run (LoCoMo and LongMemEval):
 
 * ``served``: the defaults (``Settings()``: a 1,500-token budget);
 * ``served, budget 750``: ``Settings(context_token_budget=750)``, a sensitivity row
@@ -49,6 +69,7 @@ The script has no randomness of its own (fixed user and session ids, bulk ids fr
     .venv/bin/python benchmarks/end_to_end.py --json e2e.json
     .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2 --set recall_k=30
     .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 1 --postgres
+    .venv/bin/python benchmarks/end_to_end.py --only beam --beam-dir ../beam_dev --sizes 100K
 """
 
 from __future__ import annotations
