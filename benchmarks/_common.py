@@ -524,15 +524,16 @@ _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 LOCOMO_FILE, LONGMEMEVAL_FILE = "locomo_dev.json", "longmemeval_s_dev.json.gz"
 
 
-def dataset_parser(description: str) -> argparse.ArgumentParser:
+def dataset_parser(description: str, only: Sequence[str] = ("locomo", "longmemeval"),
+                   ) -> argparse.ArgumentParser:
     """A parser with the options of every benchmark on these datasets: ``--data``,
-    ``--json`` and ``--only``; see :func:`check_data`."""
+    ``--json`` and ``--only`` (one of ``only``); see :func:`check_data`."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help=f"directory of the data files (default: {DEFAULT_DATA})")
     parser.add_argument("--json", type=Path, metavar="PATH",
                         help="write the results here (default: benchmarks/results/NAME.json)")
-    parser.add_argument("--only", choices=("locomo", "longmemeval"))
+    parser.add_argument("--only", choices=only)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""End to end: what a TrueMem user is actually served, on LoCoMo and LongMemEval_S.
+"""End to end: what a TrueMem user is actually served, on LoCoMo, LongMemEval_S and BEAM.
 
 ``retrieval_quality.py`` stores every turn as a memory and searches the turns. The
 product does something else: it stores the *facts extracted* from the user's
@@ -30,8 +30,28 @@ built-in rule-based extraction:
   then retrieved facts and recalled turns by their fused score: the order the
   budget packed them in). Eligible questions as in
   ``retrieval_quality.py`` (no ``_abs``, evidence in a user turn).
+* BEAM (``--beam-dir DIR``, ``--only beam``; "Beyond a Million Tokens", chats of 100K
+  to 10M tokens): one user per chat, one session per batch (``batch_<n>``), each
+  message dated by its batch's ``time_anchor`` (the batch's own or its first
+  message's; later messages keep that date), content cut to ``max_message_chars``.
+  Every probing question that names ``source_chat_ids`` (a list, a dict of lists, or
+  nested lists: every id they name) is asked in a fresh session; abstention questions
+  name none and are out. A source message is served as an evidence turn is for
+  LoCoMo (a recalled turn, or a memory extracted from it); ids the chat lacks count
+  as not served. Reported per question type and per size: served %, context tokens,
+  ``get_context`` latency, the full-history tokens (every message, ``role: content``
+  per line: what sending everything would cost), and per chat the ingest cost
+  (record and drain seconds, messages drained per second). Only the ``served`` row
+  (defaults) runs. The figures go to ``end_to_end_beam.json`` (``--json PATH`` with
+  ``--only beam``, else ``PATH``'s stem + ``_beam``). The data is not stored here and
+  must stay out of the repository: fetch a git copy of the public repository
+  ``mohammadtavakoli78/BEAM``, then ``python3 ../shared/data/beam_dev.py GIT_DIR
+  OUT_DIR`` writes the 32 development chats (100K 1-10, 500K 1-18, 1M 3, 4, 6, 7)
+  as ``OUT_DIR/<size>_<n>/{chat.json,probing_questions.json}``; pass ``--beam-dir
+  OUT_DIR``. ``--sizes 100K,500K`` picks sizes, ``--limit N`` the first N chats of
+  each.
 
-Rows, side by side in the same run:
+Rows, side by side in the same run (LoCoMo and LongMemEval):
 
 * ``served``: the defaults (``Settings()``: a 1,500-token budget);
 * ``served, budget 750``: ``Settings(context_token_budget=750)``, a sensitivity row
@@ -49,12 +69,14 @@ The script has no randomness of its own (fixed user and session ids, bulk ids fr
     .venv/bin/python benchmarks/end_to_end.py --json e2e.json
     .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 2 --set recall_k=30
     .venv/bin/python benchmarks/end_to_end.py --only locomo --limit 1 --postgres
+    .venv/bin/python benchmarks/end_to_end.py --only beam --beam-dir ../beam_dev --sizes 100K
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import tempfile
 import time
@@ -63,7 +85,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from _common import (
@@ -100,6 +122,8 @@ CEILING_K = 10
 NDCG_K = 10
 DRAIN_TIMEOUT = 3600.0
 _IDS = uuid.UUID("6f1d0c52-8a9e-4a43-9f0e-0e2e5e1d7a11")  # namespace of bulk memory ids
+BEAM_SIZES = ("100K", "500K", "1M", "10M")
+K = TypeVar("K")
 
 
 # -- store ------------------------------------------------------------------------------
@@ -167,15 +191,21 @@ class Bench:
 
 def ingest(bench: Bench, user: str,
            sessions: Iterable[tuple[str, list[tuple[str, str, datetime]]]],
-           ) -> tuple[list[int], float, float]:
-    """Record each session in order, then drain: message ids (in order), seconds."""
+           ) -> tuple[list[int | None], float, float]:
+    """Record each session in order, then drain: message ids (in order; None for a
+    skipped blank turn), seconds."""
     began = time.perf_counter()
-    ids: list[int] = []
+    ids: list[int | None] = []
     for session, turns in sessions:
         ids += bench.served.record_messages(user, session, turns)
     recorded = time.perf_counter()
     bench.served.drain(timeout=DRAIN_TIMEOUT)
     return ids, recorded - began, time.perf_counter() - recorded
+
+
+def recorded_ids(ids: Sequence[int | None], keys: Iterable[K]) -> dict[int, K]:
+    """Message id -> the dataset's id of the turn it recorded (blank turns have none)."""
+    return {i: key for i, key in zip(ids, keys, strict=True) if i is not None}
 
 
 def served_messages(context: Context) -> tuple[list[int], list[int]]:
@@ -261,7 +291,7 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
                                        else "assistant", t["text"], date) for t in session])
                     for n, date, session in sessions if session]
         ids, record_s, drain_s = ingest(bench, user, recorded)
-        dia = dict(zip(ids, (t["dia_id"] for t in turns), strict=True))
+        dia = recorded_ids(ids, (t["dia_id"] for t in turns))
         census = memory_census(bench.served, user)
         embedded = bench.embedded_messages(user)
         progress(f"  recorded in {record_s:.1f} s, drained in {drain_s:.1f} s: "
@@ -366,7 +396,7 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
                 recorded.append((session_id, turns))
                 owner += [session_id] * len(turns)
         ids, record_s, drain_s = ingest(bench, user, recorded)
-        session_of = dict(zip(ids, owner, strict=True))
+        session_of = recorded_ids(ids, owner)
         census = memory_census(bench.served, user)
         census_rows.append({"question_id": q["question_id"], "messages": len(ids),
                             "memories": census["memories"], "live_memories": census["active"],
@@ -418,6 +448,136 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
         } for row in ROWS},
         "per_question": census_rows,
         "messages_truncated": truncated,
+    }
+
+
+# -- BEAM ------------------------------------------------------------------------------
+
+
+BeamTurn = tuple[int, str, str, datetime]  # BEAM message id, role, content, said_at
+
+
+def beam_date(anchor: str) -> datetime:
+    """A BEAM ``time_anchor`` ("March-15-2024") as midnight UTC that day."""
+    return datetime.strptime(anchor, "%B-%d-%Y").replace(tzinfo=UTC)
+
+
+def beam_batches(chat: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[BeamTurn]]]:
+    """One session per batch (``batch_<n>``), each message dated by the latest
+    ``time_anchor`` before it: the batch's own, or the one its first message carries
+    (later messages keep that date; a batch with none keeps the previous batch's)."""
+    sessions = []
+    said_at: datetime | None = None
+    for batch in chat:
+        if batch.get("time_anchor"):
+            said_at = beam_date(batch["time_anchor"])
+        turns: list[BeamTurn] = []
+        for group in batch["turns"]:
+            for message in group if isinstance(group, list) else [group]:
+                if message.get("time_anchor"):
+                    said_at = beam_date(message["time_anchor"])
+                if said_at is None:
+                    raise ValueError(f"BEAM batch {batch['batch_number']}: message "
+                                     f"{message['id']} comes before any time_anchor")
+                turns.append((int(message["id"]), message["role"], message["content"], said_at))
+        sessions.append((f"batch_{batch['batch_number']}", turns))
+    return sessions
+
+
+def beam_sources(raw: Any) -> list[int]:
+    """The message ids a question's ``source_chat_ids`` name, in order and once each:
+    a list, a dict of lists, or lists nested in either (event ordering groups them)."""
+    if raw is None:
+        return []
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return [raw]
+    values = raw.values() if isinstance(raw, Mapping) else raw
+    return list(dict.fromkeys(i for value in values for i in beam_sources(value)))
+
+
+def beam_questions(probing: Mapping[str, Sequence[Mapping[str, Any]]],
+                   ) -> list[tuple[str, str, list[int]]]:
+    """(question type, question, source message ids) of every probing question that
+    names its sources; abstention questions name none and are left out."""
+    return [(kind, str(q["question"]), sources) for kind, questions in probing.items()
+            for q in questions if (sources := beam_sources(q.get("source_chat_ids")))]
+
+
+def beam_chats(folder: Path, sizes: Sequence[str], limit: int | None) -> list[Path]:
+    """The chat folders ``<size>_<n>`` of ``folder`` in size then number order; the first
+    ``limit`` of each size."""
+    chats = []
+    for size in sizes:
+        mine = sorted((p for p in folder.glob(f"{size}_*") if (p / "chat.json").exists()),
+                      key=lambda p: int(p.name.rpartition("_")[2]))
+        chats += mine[:limit] if limit else mine
+    return chats
+
+
+def run_beam(bench: Bench, chats: Sequence[Path]) -> dict[str, Any]:
+    tallies: dict[str, Tally] = defaultdict(Tally)  # per size, and "all"
+    rows = []
+    channel = Counter[str]()
+    sources = Counter[str]()
+    cap = bench.settings.max_message_chars
+    for path in chats:
+        size = path.name.rpartition("_")[0]
+        batches = beam_batches(json.loads((path / "chat.json").read_text()))
+        questions = beam_questions(json.loads((path / "probing_questions.json").read_text()))
+        turns = [t for _, batch in batches for t in batch]
+        user = f"{bench.tag}beam-{path.name}"
+        progress(f"BEAM {path.name}: {len(batches)} batches, {len(turns)} messages, "
+                 f"{sum(len(c) for _, _, c, _ in turns):,} characters, "
+                 f"{len(questions)} questions: recording")
+        ids, record_s, drain_s = ingest(bench, user, [
+            (session, [(role, content[:cap], said_at) for _, role, content, said_at in batch])
+            for session, batch in batches])
+        beam_of = recorded_ids(ids, (t[0] for t in turns))
+        census = memory_census(bench.served, user)
+        embedded = bench.embedded_messages(user)
+        full_tokens = bench.tokens.count("\n".join(f"{r}: {c}" for _, r, c, _ in turns))
+        progress(f"  recorded in {record_s:.1f} s, drained in {drain_s:.1f} s "
+                 f"({len(beam_of) / max(drain_s, 1e-9):.1f} messages/s): "
+                 f"{census['memories']} memories, {embedded}/{len(beam_of)} embedded; "
+                 f"full history {full_tokens:,} tokens")
+        known = set(beam_of.values())
+        mine: list[float] = []
+        for n, (kind, question, named) in enumerate(questions, start=1):
+            context, wall = bench.ask(bench.served, user, f"question-{n}", question)
+            facts, recalled = served_messages(context)
+            by_fact = {beam_of[i] for i in facts if i in beam_of}
+            by_recall = {beam_of[i] for i in recalled if i in beam_of}
+            served = set(named) & (by_fact | by_recall)
+            score = len(served) / len(named)
+            mine.append(score)
+            for tally in (tallies[size], tallies["all"]):
+                tally.add(SERVED, (kind, "overall"), score, context.tokens, wall,
+                          context.timings.get("total"))
+                tally.add(FULL, (kind, "overall"), len(set(named) & known) / len(named),
+                          full_tokens + bench.tokens.count(question))
+            sources["named"] += len(named)
+            sources["not in the chat"] += len(set(named) - known)
+            for source in named:
+                channel[{(True, True): "both", (True, False): "memory",
+                         (False, True): "recalled turn", (False, False): "none"}[
+                    (source in by_fact, source in by_recall)]] += 1
+        progress(f"  served {100 * np.mean(mine):.1f} % of the source messages")
+        rows.append({
+            "chat": path.name, "size": size, "batches": len(batches), "messages": len(turns),
+            "recorded": len(beam_of), "characters": sum(len(t[2]) for t in turns),
+            "truncated": sum(len(t[2]) > cap for t in turns),
+            "record_s": round(record_s, 1), "drain_s": round(drain_s, 1),
+            "messages_per_s_drained": round(len(beam_of) / max(drain_s, 1e-9), 1),
+            "memories": census["memories"], "live_memories": census["active"],
+            "memories_by_source": census["by_source"], "messages_embedded": embedded,
+            "full_history_tokens": full_tokens, "questions": len(questions),
+            "served": 100 * float(np.mean(mine)) if mine else float("nan"),
+        })
+    return {
+        "sizes": {size: {**{row: tally.result(100.0)[row] for row in (SERVED, FULL)},
+                         "questions": {c: len(v) for c, v in tally.recall[SERVED].items()}}
+                  for size, tally in tallies.items()},
+        "chats": rows, "served_sources_by": dict(channel), "sources": dict(sources),
     }
 
 
@@ -494,6 +654,41 @@ def lme_report(result: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def beam_report(result: Mapping[str, Any]) -> str:
+    sizes = result["sizes"]
+    types = sorted({t for s in sizes.values() for t in s["questions"]} - {"overall"})
+    names = [*types, "overall"]
+    out = [f"\nBEAM: source messages served by the context (%), {SERVED} "
+           "(questions per type in brackets)\n",
+           "| size | " + " | ".join(names) + " | tokens mean / p95 "
+           "| get_context ms p50 / p95 (wall) | timings total p50 / p95 "
+           "| full history tokens mean |", "|---" * (len(names) + 5) + "|"]
+    shown = [s for s in BEAM_SIZES if s in sizes]
+    for size in [*shown, "all"] if len(shown) > 1 else shown:
+        r, counts = sizes[size][SERVED], sizes[size]["questions"]
+        out.append(f"| {size} | " + " | ".join(
+            f"{r['recall'].get(c, float('nan')):.1f} ({counts.get(c, 0)})" for c in names)
+            + f" | {r['tokens']['mean']:.0f} / {r['tokens']['p95']:.0f}"
+            + f" | {_ms(r['get_context_wall_ms'])} | {_ms(r['get_context_total_ms'])}"
+            + f" | {sizes[size][FULL]['tokens']['mean']:,.0f} |")
+    out += ["\n| chat | batches | messages | characters | truncated | record s | drain s "
+            "| messages/s drained | memories (live) | embedded | full history tokens "
+            "| questions | served % |", "|---" * 13 + "|"]
+    for c in result["chats"]:
+        out.append(f"| {c['chat']} | {c['batches']} | {c['messages']} | {c['characters']:,} "
+                   f"| {c['truncated']} | {c['record_s']} | {c['drain_s']} "
+                   f"| {c['messages_per_s_drained']} | {c['memories']} ({c['live_memories']}) "
+                   f"| {c['messages_embedded']} | {c['full_history_tokens']:,} "
+                   f"| {c['questions']} | {c['served']:.1f} |")
+    by, named = result["served_sources_by"], result["sources"]
+    out.append(f"\nSource messages (per question, {named.get('named', 0)} in all, "
+               f"{named.get('not in the chat', 0)} not in the chat) in the context: as a "
+               f"recalled turn only {by.get('recalled turn', 0)}, as a memory only "
+               f"{by.get('memory', 0)}, both {by.get('both', 0)}, not served "
+               f"{by.get('none', 0)}.")
+    return "\n".join(out)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     info = machine_info()
     settings = Settings(**parse_overrides(args.set))
@@ -525,6 +720,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 data = load_longmemeval(args.data)
                 result["longmemeval"] = run_longmemeval(bench, data, args.limit)
                 print(lme_report(result["longmemeval"]), flush=True)
+            if args.beam_dir is not None and args.only in (None, "beam"):
+                chats = beam_chats(args.beam_dir, args.sizes, args.limit)
+                result["beam"] = run_beam(bench, chats)
+                print(beam_report(result["beam"]), flush=True)
         finally:
             bench.close()
     result["seconds"] = round(time.perf_counter() - began, 1)
@@ -538,10 +737,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = dataset_parser(__doc__.split("\n\n")[0])
+    parser = dataset_parser(__doc__.split("\n\n")[0], ("locomo", "longmemeval", "beam"))
     parser.add_argument("--limit", type=int, metavar="N",
                         help="a quick run: the first N conversations / eligible questions "
-                        "(questions interleaved by type)")
+                        "(questions interleaved by type) / BEAM chats of each size")
+    parser.add_argument("--beam-dir", type=Path, metavar="DIR",
+                        help="BEAM chats extracted by ../shared/data/beam_dev.py "
+                        "(DIR/<size>_<n>/); BEAM runs only when this is given")
+    parser.add_argument("--sizes", default=",".join(BEAM_SIZES[:3]), metavar="LIST",
+                        help="BEAM sizes to run, e.g. 100K,500K (default: %(default)s)")
     parser.add_argument("--database-url", help="store to use (default: a temporary SQLite file)")
     parser.add_argument("--postgres", action="store_true",
                         help="PostgreSQL: --database-url, or a throw-away server")
@@ -550,10 +754,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
-    check_data(parser, args.data)
+    args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    if unknown := set(args.sizes) - set(BEAM_SIZES):
+        parser.error(f"--sizes: unknown {sorted(unknown)}; sizes are {', '.join(BEAM_SIZES)}")
+    if args.only == "beam" and args.beam_dir is None:
+        parser.error("--only beam needs --beam-dir DIR (see the docstring)")
+    if args.beam_dir is not None and not beam_chats(args.beam_dir, args.sizes, 1):
+        parser.error(f"no BEAM chats of sizes {args.sizes} in {args.beam_dir}")
+    if args.only != "beam":
+        check_data(parser, args.data)
     result = run(args)
     progress(f"done in {result['seconds']} s")
-    write_results("end_to_end", result, args.json)
+    # BEAM's figures have their own file: end_to_end.json stays LoCoMo and LongMemEval's
+    beam = result.pop("beam", None)
+    if beam is not None:
+        path = args.json if args.only == "beam" else (
+            args.json and args.json.with_name(f"{args.json.stem}_beam{args.json.suffix}"))
+        write_results("end_to_end_beam", {**result, "beam": beam, "sizes": args.sizes}, path)
+    if args.only != "beam":
+        write_results("end_to_end", result, args.json)
     return 0
 
 
