@@ -38,26 +38,8 @@ def _truemem(*args: str) -> subprocess.CompletedProcess[str]:
 def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
     """Two uvicorn workers on an SQLite store (the embedded mode; the API tests run on both)."""
     store_url = f"sqlite:///{tmp_path / 'served.db'}"
-    key = _key(store_url)
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "truemem_core.cli", "serve", "--database", store_url,
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "TRUEMEM_REDIS_URL": ""})
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None, server.communicate()[0]
-            assert time.monotonic() < deadline, "the server did not become ready"
-            try:
-                if httpx.get(f"{base}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        auth = {"Authorization": f"Bearer {key}"}
+    auth = {"Authorization": f"Bearer {_key(store_url)}"}
+    with serving(store_url, "--workers", "2") as (base, _):
         added = httpx.post(f"{base}/v1/users/ana/memories", headers=auth,
                            json={"text": "Rides a red bicycle"}, timeout=60)
         assert added.status_code == 201, added.text
@@ -65,11 +47,6 @@ def test_truemem_serve_answers_on_loopback(tmp_path: Path) -> None:
                            json={"user_id": "ana", "query": "bicycle"})
         assert found.json()[0]["memory"]["text"] == "Rides a red bicycle"
         assert httpx.get(f"{base}/v1/users/ana/memories").status_code == 401
-    finally:
-        server.send_signal(signal.SIGINT)
-        output = server.communicate(timeout=60)[0]
-    assert server.returncode == 0, output
-    assert "Traceback" not in output
 
 
 @contextlib.contextmanager
@@ -100,6 +77,7 @@ def serving(store_url: str, *flags: str, stderr: int | IO[str] = subprocess.STDO
         server.send_signal(signal.SIGINT)
         output = server.communicate(timeout=60)[0]
     assert server.returncode == 0, output
+    assert "Traceback" not in (output or "")
 
 
 def _memory_kib(pid: int, field: str) -> int:
