@@ -313,6 +313,15 @@ def hostile(url: str, backend: str, rounds: int) -> Row:
     return row
 
 
+def stop(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, as an operator stops a worker or a server; SIGKILL after 20 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def redis_outage(url: str, backend: str, rounds: int, workdir: Path) -> Row:
     row = Row("redis stopped mid-stream", backend)
     redis = Redis(workdir)
@@ -348,11 +357,7 @@ def redis_outage(url: str, backend: str, rounds: int, workdir: Path) -> Row:
             row.lost += sent - len(stored)
             row.duplicates += sum(c - 1 for c in stored.values())
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop(worker)
         redis.stop()
     return row
 
@@ -429,11 +434,7 @@ def served(url: str) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
             time.sleep(0.2)
         yield base, made.stdout.strip(), server
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
 
 
 def unauthenticated_flood(url: str, backend: str, rounds: int, count: int) -> Row:
