@@ -3,6 +3,8 @@
 
     python3 run.py demo [ARGS...]      run the demo (`truemem demo`)
     python3 run.py test [PYTEST ARGS]  ruff check, mypy, then pytest
+    python3 run.py test --fast [ARGS]  the same, without the tests that need PostgreSQL,
+                                       Redis, a browser or child processes
     python3 run.py COMMAND [ARGS...]   any other `truemem` command
     python3 run.py --help              this help
 
@@ -46,6 +48,8 @@ commands:
   demo [ARGS...]       run the TrueMem demo (`truemem demo`)
   test [PYTEST ARGS]   run `ruff check .`, `mypy`, then `pytest [PYTEST ARGS]`,
                        stopping at the first failure
+  test --fast [ARGS]   the same, leaving out the tests marked postgres, redis,
+                       browser or slow: the everyday loop (CI runs everything)
   COMMAND [ARGS...]    any other `truemem` command, e.g.
                        `python3 run.py memories list --user u1`
   -h, --help           show this help
@@ -167,8 +171,13 @@ def exec_truemem(args: Sequence[str]) -> None:
     os.execve(argv[0], argv, env)
 
 
+FAST = ["-m", "not postgres and not redis and not browser and not slow"]
+
+
 def run_tests(pytest_args: Sequence[str]) -> int:
     env = venv_environment()
+    if "--fast" in pytest_args:
+        pytest_args = [*FAST, *(a for a in pytest_args if a != "--fast")]
     steps: list[tuple[str, list[str | Path]]] = [
         ("ruff check .", [VENV_PYTHON, "-m", "ruff", "check", "."]),
         ("mypy", [VENV_PYTHON, "-m", "mypy"]),

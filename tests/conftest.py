@@ -114,6 +114,34 @@ def _restart_stopped_redis(request: pytest.FixtureRequest) -> Iterator[None]:
 # =========================================================================== #
 
 
+# Markers follow from what a test uses, so nobody has to remember them: a test on
+# the PostgreSQL backend or asking for its URL is ``postgres``; one asking for
+# Redis is ``redis``; these paths drive Chromium or start child processes (servers,
+# workers, notebooks, the docs' scripts) or run fault scenarios. ``run.py test --fast``
+# runs everything else.
+BROWSER = ("tests/server/test_ui_browser.py",)
+SLOW = ("tests/faults/", "tests/server/test_serve.py", "tests/server/test_mcp.py",
+        "tests/server/test_mcp_graph.py", "tests/server/test_openapi_fuzz.py",
+        "tests/test_docs.py", "tests/test_notebooks.py", "tests/test_worker_cli.py",
+        "tests/test_cli.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        if path.startswith(BROWSER):
+            item.add_marker(pytest.mark.browser)
+        if path.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+        uses = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("backend") == "postgres" or uses & {"postgres_url", "_postgres_admin_url"}:
+            item.add_marker(pytest.mark.postgres)
+        if uses & {"redis_url", "redis_server"}:
+            item.add_marker(pytest.mark.redis)
+
+
 # =========================================================================== #
 # TrueMem stores, one fresh database per test, on every backend.
 #
