@@ -84,8 +84,9 @@ class Settings:
     timeline_recall: bool = True
     """A question that asks for an order, a timeline, a progression or an overview ("in
     what order did I…", "summarise…", "how has … changed") ranks three times as many
-    facts and turns, serves them spread over the days they were said on, each turn cut
-    to half of ``recall_turn_tokens``, in one date-ordered list (same budget)."""
+    facts and turns by what it is about, serves them spread over the days they were said
+    on, each turn cut to a quarter of ``recall_turn_tokens``, in one date-ordered list
+    (same budget)."""
     latest_first: bool = True
     """Of several retrieved statements of the same thing said on different days, the
     latest is packed first and the earlier ones are marked "restated later"."""

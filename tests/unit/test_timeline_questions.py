@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from truemem_core.language.timeline import asks_for_timeline
+from truemem_core.language.timeline import asks_for_timeline, topic_of
 
 
 @pytest.mark.parametrize("question", [
@@ -19,7 +19,7 @@ from truemem_core.language.timeline import asks_for_timeline
     "Give me a comprehensive summary of my project.",
     "What have we covered so far?",
     "What did I say about money across our conversations?",
-    "Walk me through the steps I took to fix the server.",
+    "Walk me through the order of the steps I took to fix the server.",
     "¿En qué orden mencioné los temas del viaje?",
     "¿Cómo ha cambiado mi plan de entrenamiento?",
     "Hazme un resumen de lo que hablamos hasta ahora.",
@@ -36,6 +36,7 @@ def test_sequence_and_overview_questions_are_recognised(question: str) -> None:
     "What did I order at the Thai place?",
     "I need a visa in order to travel, which one?",
     "How do I change my password?",
+    "Can you walk me through how to set up a Python virtual environment?",
     "Can you update my resume with the new job?",
     "Where does my sister live?",
     "¿Dónde vive mi hermana?",
@@ -43,3 +44,13 @@ def test_sequence_and_overview_questions_are_recognised(question: str) -> None:
 ])
 def test_ordinary_questions_are_not(question: str) -> None:
     assert not asks_for_timeline(question)
+
+
+def test_a_timeline_is_searched_by_what_it_is_about() -> None:
+    assert topic_of("In what order did I fix the boiler and the roof?") == (
+        "did I fix the boiler and the roof?")
+    assert topic_of("¿Me haces un resumen de la mudanza hasta ahora?") == (
+        "¿Me haces un de la mudanza ?")
+    # "how has … changed" keeps its middle: that is the topic
+    assert "my training plan" in topic_of("How has my training plan changed?")
+    assert topic_of("Summary?") == "Summary?"  # nothing left: the question itself

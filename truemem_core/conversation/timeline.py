@@ -32,7 +32,8 @@ from truemem_core.records import RecalledTurn, ScoredMemory, said_at
 
 Item = ScoredMemory | RecalledTurn
 SPREAD_WIDER = 3  # a timeline ranks this many times recall_k turns and search_k facts ...
-SPREAD_SHORTER = 2  # ... and serves each turn cut to this fraction of recall_turn_tokens
+SPREAD_SHORTER = 4  # ... and serves each turn cut to this fraction of recall_turn_tokens:
+# its first sentence or two (37 tokens by default), which say what it is about
 COMPARED_CHARS = 600  # about what a context serves of a turn: what the model would read
 _SHARED_WORDS = 3  # at least this many content words in common ...
 _OVERLAP = 0.7  # ... making this share of the shorter statement's words ...

@@ -32,7 +32,7 @@ from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
 from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
-from truemem_core.language import asks_for_timeline, detect_explicit
+from truemem_core.language import asks_for_timeline, detect_explicit, topic_of
 from truemem_core.memory import reads
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import (
@@ -176,8 +176,10 @@ class Conversation:
         self, user: str, session: str, text: str, timings: _Timings, *, wide: bool = False
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
         # Both searches run their lexical channels while the message is embedded. A wide
-        # search (a timeline's) ranks more of each, to spread over time.
+        # search (a timeline's) ranks more of each, to spread over time, by what the
+        # message is about ("in what order did I…" matches every turn that says "order").
         more = timeline.SPREAD_WIDER if wide else 1
+        text = topic_of(text) if wide else text
         async with compute.meanwhile(self._embed(text, timings)) as vector:
             hits, recalled = await _together(
                 timings.time("search", self.memories.search(

@@ -7,7 +7,7 @@ spreads its turns over time and lays them out in date order (``conversation.time
 Pure regex work over the folded question (accents stripped), on the request path.
 A pattern asks for a sequence word, a change verb after "how has/did", or an
 overview; "in order to", "how do I change my password" and "what did I order" are
-ordinary questions.
+ordinary questions, and so is "walk me through how to…" (a how-to, not a history).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ _PATTERNS = [
     # English: order and sequence
     r"\bin\s+(?:what|which)\s+order\b",
     r"\b(?:the|an?)\s+order\s+(?:in\s+which|that|i|we)\b",
+    r"\bthe\s+order\s+of\b(?!\s+magnitude)",
     r"\bin\s+(?:chronological|date|time)\s+order\b",
     r"\bin\s+order\s*[?.!]*$",
     r"\b(?:sequence|chronolog\w*|timeline|time\s+line)\b",
@@ -35,7 +36,6 @@ _PATTERNS = [
     r"\b(?:evolution|progression)\b",
     # English: overview
     r"\b(?:summar(?:y|ies|i[sz]e|i[sz]ing)|recap|overview)\b",
-    r"\bwalk\s+me\s+through\b",
     r"\b(?:so|thus)\s+far\b|\bup\s+(?:to|until)\s+now\b",
     r"\bover\s+(?:time|the\s+course\b|the\s+(?:past|last)\s+(?:few\s+)?(?:days|weeks|months|years))",
     rf"\b(?:across|throughout|over|during|in)\s+(?:all\s+)?(?:of\s+)?our\s+{_CONVERSATIONS}\b",
@@ -56,6 +56,9 @@ _PATTERNS = [
     rf"\b(?:en|em|durante)\s+(?:todas\s+)?(?:nuestras|nossas|as\s+nossas|las)\s+{_CONVERSAS}\b",
 ]
 _ASKS = re.compile("|".join(f"(?:{p})" for p in _PATTERNS))
+# The patterns that are phrases (no words of the question's own between their words):
+# what ``topic_of`` leaves out.
+_FRAMING = re.compile("|".join(f"(?:{p})" for p in _PATTERNS if "{0,80}" not in p))
 _READ_CHARS = 2_000  # a question states what it asks early; a pasted text is not read whole
 
 
@@ -63,3 +66,17 @@ def asks_for_timeline(question: str) -> bool:
     """Whether ``question`` asks for an order, a timeline, a progression or an overview
     of what was said (English, Spanish, Portuguese)."""
     return bool(_ASKS.search(fold(normalise(question[:_READ_CHARS]))))
+
+
+def topic_of(question: str) -> str:
+    """``question`` without the words that ask for a sequence or an overview: what it is
+    about, to search by ("in what order did I fix the boiler and the roof?" -> "did I
+    fix the boiler and the roof?")."""
+    folded = fold(question)
+    kept, start = [], 0
+    for match in _FRAMING.finditer(folded):
+        kept.append(question[start:match.start()])
+        start = match.end()
+    kept.append(question[start:])
+    topic = " ".join(" ".join(kept).split())
+    return topic if re.search(r"\w", topic) else question  # nothing left: ask it all
