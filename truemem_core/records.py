@@ -212,17 +212,17 @@ def said_at(item: ScoredMemory | RecalledTurn) -> datetime:
     return item.memory.valid_from or item.memory.created_at
 
 
+def said_when(item: ScoredMemory | RecalledTurn) -> tuple[datetime, int]:
+    """When the item was said, then its message's place (a fact takes its source's)."""
+    place = item.message_id if isinstance(item, RecalledTurn) else item.memory.source_message_id
+    return said_at(item), place or 0
+
+
 def in_date_order(
     hits: list[ScoredMemory], turns: list[RecalledTurn]
 ) -> list[ScoredMemory | RecalledTurn]:
-    """Facts and turns as one sequence, the earliest said first (a fact at its source
-    message's place that day)."""
-    def when(item: ScoredMemory | RecalledTurn) -> tuple[datetime, int]:
-        place = (item.message_id if isinstance(item, RecalledTurn)
-                 else item.memory.source_message_id)
-        return said_at(item), place or 0
-
-    return sorted([*hits, *turns], key=when)
+    """Facts and turns as one sequence, the earliest said first."""
+    return sorted([*hits, *turns], key=said_when)
 
 
 def _line(item: Memory | ScoredMemory | RecalledTurn, restated: frozenset[str | int]) -> str:

@@ -24,11 +24,11 @@ By default that is best first. Two rules change it:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import date
 from itertools import combinations
 
 from truemem_core.language.gist import gist
-from truemem_core.records import RecalledTurn, ScoredMemory, said_at
+from truemem_core.records import RecalledTurn, ScoredMemory, said_at, said_when
 
 Item = ScoredMemory | RecalledTurn
 SPREAD_WIDER = 3  # a timeline ranks this many times recall_k turns and search_k facts ...
@@ -51,11 +51,6 @@ def _source(item: Item) -> int | None:
 
 def _day(item: Item) -> date:
     return said_at(item).date()
-
-
-def _when(item: Item) -> tuple[datetime, int]:
-    """Said when, then the message's place (a fact takes its source message's)."""
-    return said_at(item), _source(item) or 0
 
 
 def _content(item: Item) -> tuple[frozenset[str], frozenset[str]]:
@@ -94,7 +89,7 @@ def restatements(items: Sequence[Item]) -> list[list[Item]]:
     groups: dict[int, list[Item]] = {}
     for n, item in enumerate(items):
         groups.setdefault(root(n), []).append(item)
-    return [sorted(group, key=_when, reverse=True) for group in groups.values()
+    return [sorted(group, key=said_when, reverse=True) for group in groups.values()
             if len({_day(item) for item in group}) > 1]
 
 
