@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from truemem_core.conversation.packing import pack
 from truemem_core.conversation.timeline import arrange, latest_first, restated, spread
-from truemem_core.records import Memory, RecalledTurn, ScoredMemory
+from truemem_core.records import Context, Memory, RecalledTurn, ScoredMemory
 
 DAY = datetime(2024, 3, 8, tzinfo=UTC)
 
@@ -52,3 +52,20 @@ def test_packing_takes_the_arranged_order_and_the_budget_still_holds() -> None:
     plain = pack([], [old, new], always=[], budget=100, turn_tokens=100,
                  count=lambda text: len(text.split()))
     assert plain.recalled == [old, new]
+
+
+def test_a_timeline_is_rendered_as_one_dated_sequence_and_standing_facts_apart() -> None:
+    allergy = fact("c", "Allergic to peanuts", 0.0, 0, 99).memory
+    moved = fact("m", "Moved to Porto", 0.9, 10, 7)
+    turns = [turn(3, "We started the garden", 0.8, 2), turn(9, "The garden is done", 0.7, 30),
+             turn(1, "I live in Lisbon", 0.5, 0)]
+    context = Context("ana", "s", "How has my life changed?", None, [], [moved], [],
+                      recalled=turns, critical=[allergy], timeline=True, restated=frozenset({1}))
+    prompt = context.to_system_prompt()
+    facts, sequence = prompt.split("\n\n")[1:3]
+    assert facts.splitlines()[1:] == ["- [2024-03-08] Allergic to peanuts"]
+    assert sequence.splitlines()[1:] == [
+        "- [2024-03-08, restated later] user: I live in Lisbon",
+        "- [2024-03-10] user: We started the garden",
+        "- [2024-03-18] Moved to Porto",
+        "- [2024-04-07] user: The garden is done"]
