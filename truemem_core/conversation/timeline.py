@@ -9,7 +9,7 @@ By default that is best first. Two rules change it:
   asked "what is my current target?" then reads the current one first, and one asked
   "how did it change?" still gets the earlier ones, marked as restated later
   (``restated``). Two statements are about the same thing when their content words
-  (``language.gist``, numbers left out: those are what changes) mostly coincide and
+  (``language.gist.content_words``, numbers left out: those are what changes) mostly coincide and
   their words are not all the same (a repeated "Sounds good!" restates nothing). The
   comparison is pairwise over the few dozen candidates, on each one's first
   ``COMPARED_CHARS`` characters: bounded whatever the history's length.
@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from datetime import date
 from itertools import combinations
 
-from truemem_core.language.gist import gist
+from truemem_core.language.gist import content_words
+from truemem_core.language.text import fold
 from truemem_core.records import RecalledTurn, ScoredMemory, said_at, said_when
 
 Item = ScoredMemory | RecalledTurn
@@ -56,7 +57,7 @@ def _day(item: Item) -> date:
 def _content(item: Item) -> tuple[frozenset[str], frozenset[str]]:
     """The item's content words without numbers (what it is about), and with them."""
     text = item.content if isinstance(item, RecalledTurn) else item.memory.text
-    words = gist(text[:COMPARED_CHARS]).words
+    words = content_words(fold(text[:COMPARED_CHARS]))
     return frozenset(w for w in words if not any(c.isdigit() for c in w)), words
 
 
@@ -73,6 +74,8 @@ def restatements(items: Sequence[Item]) -> list[list[Item]]:
     """Groups of two or more items that state the same thing on different days, each
     group latest first. A fact and its own source turn are one statement, not two."""
     words = [_content(item) for item in items]
+    days = [_day(item) for item in items]
+    sources = [_source(item) for item in items]
     parent = list(range(len(items)))
 
     def root(n: int) -> int:
@@ -82,15 +85,14 @@ def restatements(items: Sequence[Item]) -> list[list[Item]]:
         return n
 
     for i, j in combinations(range(len(items)), 2):
-        a, b = items[i], items[j]
-        if (_day(a) != _day(b) and (_source(a) is None or _source(a) != _source(b))
+        if (days[i] != days[j] and (sources[i] is None or sources[i] != sources[j])
                 and _same_thing(words[i], words[j])):
             parent[root(i)] = root(j)
     groups: dict[int, list[Item]] = {}
     for n, item in enumerate(items):
         groups.setdefault(root(n), []).append(item)
     return [sorted(group, key=said_when, reverse=True) for group in groups.values()
-            if len({_day(item) for item in group}) > 1]
+            if len(group) > 1]
 
 
 def latest_first(ranked: Sequence[Item]) -> list[Item]:
