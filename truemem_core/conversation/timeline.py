@@ -28,7 +28,7 @@ from datetime import date
 from itertools import combinations
 
 from truemem_core.language.gist import content_words
-from truemem_core.language.text import fold
+from truemem_core.language.text import fold, normalise
 from truemem_core.records import RecalledTurn, ScoredMemory, said_at, said_when
 
 Item = ScoredMemory | RecalledTurn
@@ -57,7 +57,7 @@ def _day(item: Item) -> date:
 def _content(item: Item) -> tuple[frozenset[str], frozenset[str]]:
     """The item's content words without numbers (what it is about), and with them."""
     text = item.content if isinstance(item, RecalledTurn) else item.memory.text
-    words = content_words(fold(text[:COMPARED_CHARS]))
+    words = content_words(fold(normalise(text[:COMPARED_CHARS])))
     return frozenset(w for w in words if not any(c.isdigit() for c in w)), words
 
 
