@@ -81,6 +81,15 @@ class Settings:
     (explicit and critical memories come on top of it)."""
     recall_turn_tokens: int = 150
     """Longest a recalled turn may be in the context: a longer one is cut there ("…")."""
+    timeline_recall: bool = True
+    """A question that asks for an order, a timeline, a progression or an overview ("in
+    what order did I…", "summarise…", "how has … changed") ranks three times as many
+    facts and turns by what it is about, serves them spread over the days they were said
+    on, each turn cut to a quarter of ``recall_turn_tokens``, in one date-ordered list
+    (same budget)."""
+    latest_first: bool = True
+    """Of several retrieved statements of the same thing said on different days, the
+    latest is packed first and the earlier ones are marked "restated later"."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --

@@ -45,13 +45,18 @@ def pack(
     budget: int,
     turn_tokens: int,
     count: Callable[[str], int],
+    order: Callable[[list[ScoredMemory | RecalledTurn]], list[ScoredMemory | RecalledTurn]]
+    | None = None,
 ) -> Packed:
-    """The best facts and turns that fit ``budget`` tokens, each list best first."""
+    """The best facts and turns that fit ``budget`` tokens, each list best first
+    (``order``: the order to take them in instead, given them best first)."""
     present = {m.id for m in always}
     stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
     told: set[int] = set()  # turns served whole: they say what was extracted from them
     ranked: list[ScoredMemory | RecalledTurn] = sorted(
         [*hits, *turns], key=lambda item: -item.score)
+    if order is not None:
+        ranked = order(ranked)
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
     spent = 0

@@ -16,6 +16,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from truemem_core._validation import (
@@ -26,12 +27,12 @@ from truemem_core._validation import (
     check_text,
     says_nothing,
 )
-from truemem_core.conversation import recording, sessions
+from truemem_core.conversation import recording, sessions, timeline
 from truemem_core.conversation.packing import pack
 from truemem_core.embeddings import TokenCounter, Vector, compute
 from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
-from truemem_core.language import detect_explicit
+from truemem_core.language import asks_for_timeline, detect_explicit, topic_of
 from truemem_core.memory import reads
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import (
@@ -135,15 +136,16 @@ class Conversation:
         text = self._check_message(message, "message")
         timings = _Timings()
         began = time.perf_counter()
+        spread = self.settings.timeline_recall and asks_for_timeline(text)
         (hits, turns), (state, critical), stored = await _together(
-            self._retrieve(user, session, text, timings),
+            self._retrieve(user, session, text, timings, wide=spread),
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
         )
         found = Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
-            critical=critical, timings=timings)
+            critical=critical, timings=timings, timeline=spread)
         context, tokens = await timings.time("pack", _inline_unless(
             _chars(found) > _PACK_INLINE_CHARS, self._assemble, found))
         self._count_retrievals(user, [hit.memory.id for hit in context.memories])
@@ -153,11 +155,16 @@ class Conversation:
     def _assemble(self, found: Context) -> tuple[Context, int]:
         """``found`` with its retrieved facts and turns packed into the budget, and the
         token count of the whole context."""
+        spread, latest = found.timeline, self.settings.latest_first
         packed = pack(found.memories, found.recalled, always=[*found.explicit, *found.critical],
                       budget=self.settings.context_token_budget,
-                      turn_tokens=self.settings.recall_turn_tokens, count=self.tokens.count)
-        context = dataclasses.replace(found, memories=packed.memories, recalled=packed.recalled,
-                                      budget_spent=packed.spent)
+                      turn_tokens=timeline.turn_tokens(self.settings.recall_turn_tokens, spread),
+                      count=self.tokens.count,
+                      order=partial(timeline.arrange, latest=latest, timeline=spread))
+        served: list[ScoredMemory | RecalledTurn] = [*packed.memories, *packed.recalled]
+        context = dataclasses.replace(
+            found, memories=packed.memories, recalled=packed.recalled, budget_spent=packed.spent,
+            restated=timeline.restated(served) if latest else frozenset())
         # what ``to_messages`` renders; the recent turns were counted when recorded
         # (each can be 100,000 characters, and a session serves twenty of them)
         tokens = (self.tokens.count_lines(context.to_system_prompt())
@@ -166,24 +173,30 @@ class Conversation:
         return context, tokens
 
     async def _retrieve(
-        self, user: str, session: str, text: str, timings: _Timings
+        self, user: str, session: str, text: str, timings: _Timings, *, wide: bool = False
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
-        # Both searches run their lexical channels while the message is embedded.
+        # Both searches run their lexical channels while the message is embedded. A wide
+        # search (a timeline's) ranks more of each, to spread over time, by what the
+        # message is about ("in what order did I…" matches every turn that says "order").
+        more = timeline.SPREAD_WIDER if wide else 1
+        text = topic_of(text) if wide else text
         async with compute.meanwhile(self._embed(text, timings)) as vector:
             hits, recalled = await _together(
-                timings.time("search", self.memories.search(user, text, vector=vector)),
-                timings.time("recall", self._recall(user, session, text, vector)))
+                timings.time("search", self.memories.search(
+                    user, text, k=self.settings.search_k * more, vector=vector)),
+                timings.time("recall", self._recall(user, session, text, vector, more)))
         return hits, recalled
 
     async def _embed(self, text: str, timings: _Timings) -> Vector:
         return await timings.time("embed", self.memories.embed_query(text))
 
     async def _recall(
-        self, user: str, session: str, text: str, vector: Awaitable[Vector]
+        self, user: str, session: str, text: str, vector: Awaitable[Vector], more: int = 1
     ) -> list[RecalledTurn]:
+        settings = self.settings.replace(recall_k=self.settings.recall_k * more)
         async with self.db.autocommit() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
-                                self.settings)
+                                settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""

@@ -9,6 +9,8 @@
 - ``classify``: episodic or semantic; ``claims`` / ``contradiction``: which stored
   fact a new one supersedes; ``gist``: a fact's content words and polarity, which
   dedup's decision compares
+- ``asks_for_timeline``: a question about an order, a progression or an overview;
+  ``topic_of``: what such a question is about
 """
 
 from truemem_core.language import quoting
@@ -28,6 +30,7 @@ from truemem_core.language.llm import (
 )
 from truemem_core.language.rule_extractor import extract_facts, extract_labelled
 from truemem_core.language.summarize import summarize_extractive
+from truemem_core.language.timeline import asks_for_timeline, topic_of
 from truemem_core.language.triggers import detect_explicit
 from truemem_core.language.types import CandidateFact, Kind
 
@@ -39,6 +42,7 @@ __all__ = [
     "ChatMessage",
     "ExtractionParseError",
     "Kind",
+    "asks_for_timeline",
     "build_extraction_messages",
     "build_summary_messages",
     "clean_summary",
@@ -51,4 +55,5 @@ __all__ = [
     "quoting",
     "summarize_extractive",
     "summarize_with_llm",
+    "topic_of",
 ]

@@ -118,6 +118,15 @@ def says_when_it_ended(added: frozenset[str]) -> bool:
     return all(w in ENDING or w.isdigit() or (w in PERIODS and dated) for w in added)
 
 
+_canonical = lru_cache(maxsize=65_536)(canonical)  # texts share most of their words
+
+
+def content_words(folded: str) -> frozenset[str]:
+    """The canonical content words of folded text: its function words dropped."""
+    return frozenset(_canonical(token) for token in _TOKEN.findall(folded)
+                     if token not in IGNORED)
+
+
 @dataclass(frozen=True, slots=True)
 class Gist:
     words: frozenset[str]  # content words, canonical
@@ -131,6 +140,4 @@ def gist(text: str) -> Gist:
     folded = _ENDED_INFINITIVE.sub(
         lambda m: m[1] + (m[2] or m[3] or "e"), folded)
     negated = bool(_NEGATION.search(folded))
-    rest = _NEGATION.sub(" ", folded)
-    return Gist(frozenset(canonical(token) for token in _TOKEN.findall(rest)
-                          if token not in IGNORED), negated)
+    return Gist(content_words(_NEGATION.sub(" ", folded)), negated)
