@@ -65,8 +65,8 @@ class Settings:
     """RRF weight of the graph channel: memories linked to the entities a query names (off by
     default: no gain measured on LoCoMo)."""
     weight_hop: float = 1.0
-    """RRF weight of the second hop in ``get_context``: facts and past turns found by the
-    names and distinctive words of the first search's best results (0 turns it off)."""
+    """RRF weight of ``get_context``'s second hop: facts and past turns found by the
+    question's words plus the names and distinctive words of its best results (0: off)."""
     neighbour_seeds: int = 3
     """Top fused hits whose neighbours (in time, or in their session) form that channel."""
     neighbour_span: int = 2

@@ -40,7 +40,7 @@ from truemem_core.search.query_text import STOPWORDS, fold, query_terms, words
 
 SEEDS = 3
 """Best first-step results whose words the hop follows."""
-TERMS = 12
+TERMS = 6
 """Words the hop searches for at most: a bounded statement whatever the seeds' length."""
 SEED_CHARS = 2000
 """Characters of a seed read for words (a long turn states its subject early)."""
