@@ -197,12 +197,18 @@ class Conversation:
         more_hits, more_turns = await _together(
             self.memories.search(user, query, k=depth, mode="keyword"),
             self._recall(user, session, query, vector, mode="keyword", k=depth))
+        # a seed is not ranked again by its own words, nor is what says the same thing:
+        # a seed fact's source turn, a seed turn's facts
+        facts = {item.memory.id: item.memory.source_message_id for item in best
+                 if isinstance(item, ScoredMemory)}
+        turns = {item.message_id for item in best if isinstance(item, RecalledTurn)}
         join = functools.partial(hop.join, weight=self.settings.weight_hop,
                                  rrf_k=self.settings.rrf_k, ceiling=best[-1].score)
         return (join(hits, more_hits, lambda h: h.memory.id, seeds=[
-                    item.memory.id for item in best if isinstance(item, ScoredMemory)]),
-                join(recalled, more_turns, lambda t: t.message_id, seeds=[
-                    item.message_id for item in best if isinstance(item, RecalledTurn)]))
+                    *facts, *(h.memory.id for h in more_hits
+                              if h.memory.source_message_id in turns)]),
+                join(recalled, more_turns, lambda t: t.message_id,
+                     seeds=[*turns, *(n for n in facts.values() if n is not None)]))
 
     async def _embed(self, text: str, timings: _Timings) -> Vector:
         return await timings.time("embed", self.memories.embed_query(text))
