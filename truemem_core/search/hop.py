@@ -21,7 +21,9 @@ feedback, restricted to the words that can carry it to another fact.
 * Fusion: a row the hop finds at rank ``r`` earns ``weight_hop / (rrf_k + r)``,
   added to its first-step score; a row only the hop found never climbs above the
   weakest seed (the hits that brought it); the seeds are not ranked again by
-  their own words. The token budget then packs the whole ranking as before.
+  their own words, nor is what says the same as one (a seed fact's source turn,
+  a seed turn's facts: the caller names them). The token budget then packs the
+  whole ranking as before.
 
 Cost: one extra round of two keyword statements (memories and past turns, at
 once, each with its rows), whatever the number of seeds; no second embedding.
