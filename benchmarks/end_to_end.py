@@ -56,6 +56,8 @@ Rows, side by side in the same run (LoCoMo and LongMemEval):
 * ``served``: the defaults (``Settings()``: a 1,500-token budget);
 * ``served, budget 750``: ``Settings(context_token_budget=750)``, a sensitivity row
   on the same store;
+* ``served, second hop off``: ``Settings(weight_hop=0)``, the defaults without
+  ``get_context``'s second hop (``search/hop.py``), on the same store (BEAM too);
 * ``raw turns, hybrid@10``: the ceiling of ``retrieval_quality.py`` (every turn a
   memory, ``{speaker} said, "{text}"`` for LoCoMo, user turns for LongMemEval,
   bulk-inserted into ``memories`` for a separate user, TrueMem's hybrid search at
@@ -76,6 +78,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import tempfile
@@ -114,10 +117,11 @@ from sqlalchemy import func, select
 from truemem_core import Context, Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories, messages
 
-SERVED, MORE = "served", "served, budget 750"
+SERVED, MORE, HOP_OFF = "served", "served, budget 750", "served, second hop off"
 CEILING, FULL = "raw turns, hybrid@10", "full context"
-ROWS = (SERVED, MORE, CEILING, FULL)
+ROWS = (SERVED, HOP_OFF, MORE, CEILING, FULL)
 MORE_RECALL = {"context_token_budget": 750}
+NO_HOP = {"weight_hop": 0.0}
 CEILING_K = 10
 NDCG_K = 10
 DRAIN_TIMEOUT = 3600.0
@@ -140,8 +144,11 @@ class Bench:
         self.settings = settings
         self.served = TrueMem(url, embedder=embedder, settings=self.settings)
         self.more = TrueMem(url, embedder=embedder, settings=self.settings.replace(**MORE_RECALL))
+        self.no_hop = TrueMem(url, embedder=embedder, settings=self.settings.replace(**NO_HOP))
         self.served.list_memories("nobody")  # opens the store: migrations, embedder check
         self.more.list_memories("nobody")
+        self.no_hop.list_memories("nobody")
+        self.answering = ((SERVED, self.served), (HOP_OFF, self.no_hop), (MORE, self.more))
         self.db = bulk_engine(url)
         self.tokens = TiktokenCounter(self.settings.token_encoding)
 
@@ -149,6 +156,7 @@ class Bench:
         self.db.dispose()
         self.served.close()
         self.more.close()
+        self.no_hop.close()
 
     def ask(self, memory: TrueMem, user: str, session: str, question: str,
             ) -> tuple[Context, float]:
@@ -312,7 +320,7 @@ def run_locomo(bench: Bench, data: list[dict[str, Any]]) -> dict[str, Any]:
             evidence_turns |= set(evidence)
             categories = (LOCOMO_CATEGORIES[int(qa["category"])], "overall")
             question = str(qa["question"])
-            for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
+            for row, memory in bench.answering:
                 context, wall = bench.ask(memory, user, f"question-{n}", question)
                 facts, recalled = served_messages(context)
                 by_fact = {dia[i] for i in facts if i in dia}
@@ -406,7 +414,7 @@ def run_longmemeval(bench: Bench, data: list[dict[str, Any]], limit: int | None,
         text = str(q["question"])
         ranked: dict[str, list[str]] = {}
         tokens: dict[str, int] = {}
-        for row, memory in ((SERVED, bench.served), (MORE, bench.more)):
+        for row, memory in bench.answering:
             context, ms = bench.ask(memory, user, "question", text)
             ranked[row] = list(dict.fromkeys(session_of[i] for i in served_order(context)
                                              if i in session_of))
@@ -543,16 +551,18 @@ def run_beam(bench: Bench, chats: Sequence[Path]) -> dict[str, Any]:
         known = set(beam_of.values())
         mine: list[float] = []
         for n, (kind, question, named) in enumerate(questions, start=1):
-            context, wall = bench.ask(bench.served, user, f"question-{n}", question)
-            facts, recalled = served_messages(context)
-            by_fact = {beam_of[i] for i in facts if i in beam_of}
-            by_recall = {beam_of[i] for i in recalled if i in beam_of}
-            served = set(named) & (by_fact | by_recall)
-            score = len(served) / len(named)
-            mine.append(score)
+            for row, memory in ((HOP_OFF, bench.no_hop), (SERVED, bench.served)):
+                context, wall = bench.ask(memory, user, f"question-{n}", question)
+                facts, recalled = served_messages(context)
+                by_fact = {beam_of[i] for i in facts if i in beam_of}
+                by_recall = {beam_of[i] for i in recalled if i in beam_of}
+                served = set(named) & (by_fact | by_recall)
+                score = len(served) / len(named)
+                for tally in (tallies[size], tallies["all"]):
+                    tally.add(row, (kind, "overall"), score, context.tokens, wall,
+                              context.timings.get("total"))
+            mine.append(score)  # the last row's: the defaults
             for tally in (tallies[size], tallies["all"]):
-                tally.add(SERVED, (kind, "overall"), score, context.tokens, wall,
-                          context.timings.get("total"))
                 tally.add(FULL, (kind, "overall"), len(set(named) & known) / len(named),
                           full_tokens + bench.tokens.count(question))
             sources["named"] += len(named)
@@ -574,7 +584,7 @@ def run_beam(bench: Bench, chats: Sequence[Path]) -> dict[str, Any]:
             "served": 100 * float(np.mean(mine)) if mine else float("nan"),
         })
     return {
-        "sizes": {size: {**{row: tally.result(100.0)[row] for row in (SERVED, FULL)},
+        "sizes": {size: {**{row: tally.result(100.0)[row] for row in (SERVED, HOP_OFF, FULL)},
                          "questions": {c: len(v) for c, v in tally.recall[SERVED].items()}}
                   for size, tally in tallies.items()},
         "chats": rows, "served_sources_by": dict(channel), "sources": dict(sources),
@@ -633,7 +643,7 @@ def lme_report(result: Mapping[str, Any]) -> str:
            "|---" * 10 + "|"]
     for row in ROWS:
         r = rows[row]
-        served = row in (SERVED, MORE)
+        served = row in (SERVED, HOP_OFF, MORE)
         out.append(f"| {row} | {r['recall_all']:.3f} "
                    + (f"| {r[f'ndcg@{NDCG_K}']:.3f} " if row != FULL else "| - ")
                    + f"| {r['sessions_served']:.1f} "
@@ -658,15 +668,16 @@ def beam_report(result: Mapping[str, Any]) -> str:
     sizes = result["sizes"]
     types = sorted({t for s in sizes.values() for t in s["questions"]} - {"overall"})
     names = [*types, "overall"]
-    out = [f"\nBEAM: source messages served by the context (%), {SERVED} "
+    out = [f"\nBEAM: source messages served by the context (%), {SERVED} and {HOP_OFF} "
            "(questions per type in brackets)\n",
-           "| size | " + " | ".join(names) + " | tokens mean / p95 "
+           "| size | row | " + " | ".join(names) + " | tokens mean / p95 "
            "| get_context ms p50 / p95 (wall) | timings total p50 / p95 "
-           "| full history tokens mean |", "|---" * (len(names) + 5) + "|"]
+           "| full history tokens mean |", "|---" * (len(names) + 6) + "|"]
     shown = [s for s in BEAM_SIZES if s in sizes]
-    for size in [*shown, "all"] if len(shown) > 1 else shown:
-        r, counts = sizes[size][SERVED], sizes[size]["questions"]
-        out.append(f"| {size} | " + " | ".join(
+    for size, row in itertools.product([*shown, "all"] if len(shown) > 1 else shown,
+                                       (SERVED, HOP_OFF)):
+        r, counts = sizes[size][row], sizes[size]["questions"]
+        out.append(f"| {size} | {row} | " + " | ".join(
             f"{r['recall'].get(c, float('nan')):.1f} ({counts.get(c, 0)})" for c in names)
             + f" | {r['tokens']['mean']:.0f} / {r['tokens']['p95']:.0f}"
             + f" | {_ms(r['get_context_wall_ms'])} | {_ms(r['get_context_total_ms'])}"
@@ -708,7 +719,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "embedder": embedder.model_name, "limit": args.limit,
             "settings": {SERVED: {n: getattr(bench.settings, n) for n in (
                 "context_token_budget", "recall_k", "search_k", "memory_limit",
-                "critical_limit")}, MORE: MORE_RECALL},
+                "critical_limit", "weight_hop")}, MORE: MORE_RECALL, HOP_OFF: NO_HOP},
         }
         try:
             if args.only in (None, "locomo"):

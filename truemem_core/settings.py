@@ -64,6 +64,9 @@ class Settings:
     weight_graph: float = 0.0
     """RRF weight of the graph channel: memories linked to the entities a query names (off by
     default: no gain measured on LoCoMo)."""
+    weight_hop: float = 1.0
+    """RRF weight of ``get_context``'s second hop: facts and past turns found by the
+    question's words plus the names and distinctive words of its best results (0: off)."""
     neighbour_seeds: int = 3
     """Top fused hits whose neighbours (in time, or in their session) form that channel."""
     neighbour_span: int = 2
@@ -127,6 +130,8 @@ class Settings:
         weights = self.channel_weights.values()
         if any(w < 0 for w in weights) or not any(weights) or self.weight_vector == 0:
             raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
+        if self.weight_hop < 0:
+            raise InvalidInputError("weight_hop must be >= 0")
         if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:
             raise InvalidInputError(
                 "neighbour_seeds, neighbour_span and neighbour_window_s must be >= 0")

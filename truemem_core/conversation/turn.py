@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections import Counter
@@ -45,6 +46,8 @@ from truemem_core.records import (
     SessionInfo,
     SessionState,
 )
+from truemem_core.search import hop
+from truemem_core.search.filters import Mode
 from truemem_core.search.recall import recall
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
@@ -184,19 +187,53 @@ class Conversation:
             hits, recalled = await _together(
                 timings.time("search", self.memories.search(
                     user, text, k=self.settings.search_k * more, vector=vector)),
-                timings.time("recall", self._recall(user, session, text, vector, more)))
+                timings.time("recall", self._recall(
+                    user, session, text, vector, k=self.settings.recall_k * more)))
+            if self.settings.weight_hop > 0:
+                hits, recalled = await timings.time("hop", self._hop(
+                    user, session, text, vector, hits, recalled))
         return hits, recalled
+
+    async def _hop(
+        self, user: str, session: str, text: str, vector: Awaitable[Vector],
+        hits: list[ScoredMemory], recalled: list[RecalledTurn],
+    ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
+        """The second hop (``search.hop``): one keyword search of the memories and one of
+        the past turns, at once, for the words of the first step's best results."""
+        found: list[ScoredMemory | RecalledTurn] = [*hits, *recalled]
+        best = sorted(found, key=lambda item: -item.score)[: hop.SEEDS]
+        query = hop.hop_query(text, [item.memory.text if isinstance(item, ScoredMemory)
+                                     else item.content for item in best])
+        if not query:
+            return hits, recalled
+        depth = self.settings.rrf_depth
+        more_hits, more_turns = await _together(
+            self.memories.search(user, query, k=depth, mode="keyword"),
+            self._recall(user, session, query, vector, mode="keyword", k=depth))
+        # a seed is not ranked again by its own words, nor is what says the same thing:
+        # a seed fact's source turn, a seed turn's facts
+        facts = {item.memory.id: item.memory.source_message_id for item in best
+                 if isinstance(item, ScoredMemory)}
+        turns = {item.message_id for item in best if isinstance(item, RecalledTurn)}
+        join = functools.partial(hop.join, weight=self.settings.weight_hop,
+                                 rrf_k=self.settings.rrf_k, ceiling=best[-1].score)
+        return (join(hits, more_hits, lambda h: h.memory.id, seeds=[
+                    *facts, *(h.memory.id for h in more_hits
+                              if h.memory.source_message_id in turns)]),
+                join(recalled, more_turns, lambda t: t.message_id,
+                     seeds=[*turns, *(n for n in facts.values() if n is not None)]))
 
     async def _embed(self, text: str, timings: _Timings) -> Vector:
         return await timings.time("embed", self.memories.embed_query(text))
 
     async def _recall(
-        self, user: str, session: str, text: str, vector: Awaitable[Vector], more: int = 1
+        self, user: str, session: str, text: str, vector: Awaitable[Vector], *,
+        mode: Mode = "hybrid", k: int | None = None,
     ) -> list[RecalledTurn]:
-        settings = self.settings.replace(recall_k=self.settings.recall_k * more)
+        settings = self.settings if k is None else self.settings.replace(recall_k=k)
         async with self.db.autocommit() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
-                                settings)
+                                settings, mode=mode)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""

@@ -35,6 +35,7 @@ from truemem_core.embeddings import Vector
 from truemem_core.records import RecalledTurn
 from truemem_core.search import hybrid
 from truemem_core.search.channels import Channels, past_turns_of
+from truemem_core.search.filters import Mode
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages
 
@@ -57,13 +58,16 @@ async def recall(
     query: str,
     vector: Vector | Awaitable[Vector],
     settings: Settings,
+    *,
+    mode: Mode = "hybrid",
 ) -> list[RecalledTurn]:
-    """The ``recall_k`` past turns that best match ``query``, best first."""
+    """The ``recall_k`` past turns that best match ``query``, best first (by every
+    channel, or by the one ``mode`` names: the second hop's is ``keyword``)."""
     corpus = past_turns_of(user_id, session_id, settings.recent_messages)
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     hits = await hybrid.run(conn, channels, corpus, query, vector, k=settings.recall_k,
-                            mode="hybrid", settings=lexical,
+                            mode=mode, settings=lexical,
                             columns=_turn_columns(settings.recall_turn_tokens))
     return [RecalledTurn(hit.row.id, hit.row.session_id, hit.row.role, hit.row.content,
                          hit.row.created_at, hit.score, hit.row.tokens, hit.scores, hit.ranks)
