@@ -210,19 +210,23 @@ def recorded_ids(ids: Sequence[int | None], keys: Iterable[K]) -> dict[int, K]:
 
 def served_messages(context: Context) -> tuple[list[int], list[int]]:
     """Message ids the context serves: the source messages of its facts (explicit,
-    critical, retrieved), and its recalled turns."""
+    critical, retrieved); and its recalled turns with the sources of its syntheses
+    (a session synthesis draws on messages only: its ``memory_ids`` are empty)."""
     facts = [m.source_message_id for m in context.facts if m.source_message_id is not None]
-    return facts, [t.message_id for t in context.recalled]
+    return facts, [*(t.message_id for t in context.recalled),
+                   *(i for hit in context.syntheses for i in hit.synthesis.message_ids)]
 
 
 def served_order(context: Context) -> list[int]:
     """Every message id the context serves, in served order: explicit and critical facts
-    first, then retrieved facts and recalled turns by fused score (the packing order)."""
+    first, then retrieved facts, recalled turns and syntheses (each its sources, in
+    order) by fused score (the packing order)."""
     standing = [m.source_message_id for m in [*context.explicit, *context.critical]]
-    ranked = sorted([*((hit.score, hit.memory.source_message_id) for hit in context.memories),
-                     *((turn.score, turn.message_id) for turn in context.recalled)],
+    ranked = sorted([*((hit.score, [hit.memory.source_message_id]) for hit in context.memories),
+                     *((turn.score, [turn.message_id]) for turn in context.recalled),
+                     *((hit.score, hit.synthesis.message_ids) for hit in context.syntheses)],
                     key=lambda item: -item[0])
-    return [i for i in [*standing, *(i for _, i in ranked)] if i is not None]
+    return [i for i in [*standing, *(i for _, ids in ranked for i in ids)] if i is not None]
 
 
 def memory_census(memory: TrueMem, user: str) -> dict[str, Any]:

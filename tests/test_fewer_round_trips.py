@@ -168,7 +168,7 @@ def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend
     ids = [m.id for m in state.recent]
     assert ids == sorted(ids)
     assert (recorded.user_message_id, recorded.assistant_message_id) == tuple(ids[2:])
-    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}"]
+    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}", f"synthesize:{ids[3]}"]
 
 
 def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem) -> None:
@@ -321,6 +321,8 @@ def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[in
         found[f"embed:{rest[0]}"] = ("embed", {"message_ids": rest})
     if waiting + sum(tokens) > threshold:
         found[f"summarize:{ids[-1]}"] = ("summarize", {"session_id": session})
+    if "user" in roles:
+        found[f"synthesize:{ids[-1]}"] = ("synthesize", {"session_id": session})
     return found
 
 
@@ -343,7 +345,8 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
             stored = {row.key: (row.kind, row.payload) for row in rows(
                 memory, select(jobs.c.key, jobs.c.kind, jobs.c.payload, jobs.c.user_id)
                 .where(jobs.c.key.in_(list(expected) + [f"{k}:{i}" for i in ids for k in (
-                    "extract", "maintain", "embed", "summarize")]), jobs.c.user_id == "ana"))}
+                    "extract", "maintain", "embed", "summarize", "synthesize")]),
+                       jobs.c.user_id == "ana"))}
             assert stored == expected, (roles, ids)
             summarized += any(key.startswith("summarize:") for key in expected)
     assert 5 < summarized < 35  # the threshold was passed, and not by every batch

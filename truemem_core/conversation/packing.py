@@ -15,6 +15,10 @@ source turns.
 An item costs its line in the system prompt, line break included: the prompt's own
 count then finds those lines counted already (``CachedCounter.count_lines``).
 
+A synthesis (a past session's summary, ``synthesis``) ranks in the same fusion and
+costs its line; served, it stands for the turns it cites: their key sentence is in it,
+and the budget they would take goes to other sessions' turns.
+
 A long turn (an assistant's essay, a pasted document) would spend the budget of
 several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
 facts people ask about are stated early, and a question over several sessions
@@ -27,7 +31,15 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
+from truemem_core.records import (
+    Memory,
+    RecalledTurn,
+    ScoredMemory,
+    ScoredSynthesis,
+    fact_line,
+    synthesis_line,
+    turn_line,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +47,7 @@ class Packed:
     memories: list[ScoredMemory]
     recalled: list[RecalledTurn]
     spent: int
+    syntheses: list[ScoredSynthesis] = dataclasses.field(default_factory=list)
 
 
 def pack(
@@ -45,17 +58,27 @@ def pack(
     budget: int,
     turn_tokens: int,
     count: Callable[[str], int],
+    syntheses: Sequence[ScoredSynthesis] = (),
 ) -> Packed:
-    """The best facts and turns that fit ``budget`` tokens, each list best first."""
+    """The best facts, turns (and syntheses) that fit ``budget`` tokens, each list best
+    first."""
     present = {m.id for m in always}
     stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
     told: set[int] = set()  # turns served whole: they say what was extracted from them
-    ranked: list[ScoredMemory | RecalledTurn] = sorted(
-        [*hits, *turns], key=lambda item: -item.score)
+    ranked: list[ScoredMemory | RecalledTurn | ScoredSynthesis] = sorted(
+        [*hits, *turns, *syntheses], key=lambda item: -item.score)
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
+    summaries: list[ScoredSynthesis] = []
     spent = 0
     for item in ranked:
+        if isinstance(item, ScoredSynthesis):
+            cost = count(synthesis_line(item.synthesis) + "\n")
+            if spent + cost <= budget:
+                spent += cost
+                summaries.append(item)
+                stood_for.update(item.synthesis.message_ids)
+            continue
         if isinstance(item, ScoredMemory):
             memory = item.memory
             if memory.id in present or memory.source_message_id in told:
@@ -78,7 +101,7 @@ def pack(
             recalled.append(item)
             if item is whole:
                 told.add(item.message_id)
-    return Packed(memories, recalled, spent)
+    return Packed(memories, recalled, spent, summaries)
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:
