@@ -30,6 +30,10 @@ GARDEN = [
     ("assistant", "Tomatoes and basil grow well together.", MARCH + timedelta(days=1)),
 ]
 
+BOAT = [("user", "I bought a wooden sailing boat called Marlin."), ("assistant", "Ahoy!"),
+        ("user", "Marlin needs new sails before the winter."), ("assistant", "Indeed."),
+        ("user", "I moor her at the marina in Vigo."), ("assistant", "Nice.")]
+
 
 def test_a_session_synthesis_keeps_the_sentences_it_draws_on_and_only_their_sources(
     memory: TrueMem,
@@ -46,7 +50,7 @@ def test_a_session_synthesis_keeps_the_sentences_it_draws_on_and_only_their_sour
     assert synthesis_line(synthesis).startswith("- [2024-03-08 to 2024-03-09] I started")
 
 
-def test_a_later_record_rebuilds_the_synthesis_and_an_earlier_job_has_nothing_to_do(
+def test_a_session_of_three_user_messages_gets_a_synthesis_rebuilt_as_it_grows(
     memory: TrueMem,
 ) -> None:
     first = memory.record("ana", "garden", "I started a vegetable garden this spring.", "Nice!")
@@ -54,23 +58,39 @@ def test_a_later_record_rebuilds_the_synthesis_and_an_earlier_job_has_nothing_to
         ("user", "The slugs ate every lettuce seedling in April."), ("assistant", "Oh no.")])
     assert f"synthesize:{first.assistant_message_id}" in first.jobs  # one job a record
     memory.drain()
-    [synthesis] = memory.list_syntheses("ana")
-    assert synthesis.message_ids == [first.user_message_id, later[0]]
-    assert "slugs ate every lettuce" in synthesis.text
+    assert memory.list_syntheses("ana") == []  # two messages: its turns say it as briefly
     memory.record("ana", "garden", "We moved the beds under a net in May.", "Good idea.")
     memory.drain()
+    [synthesis] = memory.list_syntheses("ana")
+    assert synthesis.message_ids[:2] == [first.user_message_id, later[0]]
+    assert "slugs ate every lettuce" in synthesis.text and "net in May" in synthesis.text
+    memory.record("ana", "garden", "The first tomatoes ripened in late July.", "Lovely.")
+    memory.drain()
     [rebuilt] = memory.list_syntheses("ana")
-    assert rebuilt.id == synthesis.id and "under a net in May" in rebuilt.text
-    assert len(rebuilt.message_ids) == 3
+    assert rebuilt.id == synthesis.id and "tomatoes ripened" in rebuilt.text
+    assert len(rebuilt.message_ids) == 4
     # its words are indexed again: found by what the rebuild added
-    assert "keyword" in memory.get_context("ana", "new", "net").syntheses[0].channels
+    assert "keyword" in memory.get_context("ana", "new", "ripened").syntheses[0].channels
+
+
+def test_only_the_job_of_the_latest_record_writes_it(store_url: str) -> None:
+    llm = _Writer(json.dumps({"points": [
+        {"text": "Grew tomatoes that ripened in July", "sources": [1, 4]}]}))
+    with TrueMem(store_url, llm=llm) as memory:
+        ids = memory.record_messages("ana", "garden", GARDEN)
+        later = memory.record("ana", "garden", "The first tomatoes ripened in late July.", "Ok.")
+        memory.drain()
+        [synthesis] = memory.list_syntheses("ana")
+        assert synthesis.message_ids == [ids[0], later.user_message_id]
+        assert len(llm.prompts) == 1  # the first record's job found a later one and stopped
+        assert "[4] (" in llm.prompts[0][1]["content"]  # it read the session as it is now
 
 
 def test_a_cleared_session_takes_its_synthesis_and_erasure_takes_them_all(
     memory: TrueMem,
 ) -> None:
     memory.record_messages("ana", "garden", GARDEN)
-    memory.record("ana", "kitchen", "I repainted the kitchen cabinets dark green.", "Bold!")
+    memory.record_messages("ana", "kitchen", BOAT)
     memory.drain()
     assert {s.key for s in memory.list_syntheses("ana")} == {"garden", "kitchen"}
     memory.clear_session("ana", "garden")
@@ -93,7 +113,7 @@ def test_a_job_that_read_a_session_cleared_meanwhile_writes_no_synthesis(
 
 def test_syntheses_are_never_another_users(memory: TrueMem) -> None:
     memory.record_messages("ana", "garden", GARDEN)
-    memory.record("bob", "boat", "I bought a wooden sailing boat called Marlin.", "Ahoy!")
+    memory.record_messages("bob", "boat", BOAT)
     memory.drain()
     assert [s.key for s in memory.list_syntheses("bob")] == ["boat"]
     for question in ("What did I plant in the raised beds?", "tomatoes basil garden"):
@@ -190,7 +210,9 @@ def test_with_an_llm_that_answers_garbage_twice_the_synthesis_is_extractive(
         assert synthesis.text.startswith("I started a vegetable garden")
 
 
-def test_the_cli_lists_a_users_syntheses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_lists_a_users_syntheses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with TrueMem(tmp_path / "store.db") as store:
         store.record_messages("ana", "garden", GARDEN)
         store.drain()

@@ -38,7 +38,7 @@ from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
 from truemem_core.synthesis import store as syntheses
-from truemem_core.synthesis.extractive import synthesize
+from truemem_core.synthesis.extractive import MIN_MESSAGES, synthesize
 from truemem_core.synthesis.written import synthesize_with_llm
 
 log = logging.getLogger("truemem.jobs")
@@ -157,14 +157,16 @@ class Handlers:
         that added the session's latest user message does it; an earlier one has nothing
         to do (during a bulk import only the last of a session's records pays for it)."""
         user, session = job.user_id, job.payload["session_id"]
-        newest_job = int(job.key.partition(":")[2])
         async with self.db.transaction(readonly=True) as conn:
             newest = await syntheses.newest_said(conn, user, session)
-            said = [] if newest is None or newest > newest_job else \
-                await syntheses.said_in_session(conn, user, session)
-        if newest is not None and newest > newest_job:
+            if newest is not None and newest > int(job.key.partition(":")[2]):
+                said = None  # a later record's job rebuilds it
+            else:
+                said = await syntheses.said_in_session(conn, user, session)
+        if said is None:
             await self._finish(job.key)
             return
+        said = said if len(said) >= MIN_MESSAGES else []  # an empty synthesis: none
         drawn = None if self.llm is None or not said else \
             await synthesize_with_llm(self.llm, said)
         if drawn is None:

@@ -19,6 +19,9 @@ from truemem_core.language.text import normalise, split_sentences
 MOST_CHARS = 800
 """About 200 tokens: a synthesis costs a context what one or two recalled turns do, and
 stands for up to a dozen messages."""
+MIN_MESSAGES = 3
+"""A session of fewer user messages gets no synthesis: its turns are as short as one
+would be, and a synthesis standing for them would hide their detail."""
 SENTENCE_CHARS = 160  # one rambling sentence must not take a whole synthesis
 READ_CHARS = 4_000  # a message's key sentence is in its head (a paste's tail is not)
 
