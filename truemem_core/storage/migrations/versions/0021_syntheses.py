@@ -12,7 +12,8 @@ as ``memories.search_vector``), no GIN index (0006's reason).
 SQLite: a contentless FTS5 table ``syntheses_fts`` (porter), numbered by user as 0008
 numbers the messages' rows (a user's ``syntheses_fts_users.slot << 32`` onwards,
 kept in ``syntheses_fts_ids``); triggers index on insert, forget on delete, and do
-both when a refresh rewrites the text.
+both when a refresh rewrites the text; merged by the worker as the other indexes
+are (``usermerge`` 2, as 0015 sets theirs).
 
 Revision ID: 0021
 Revises: 0019
@@ -55,6 +56,8 @@ SQLITE = [
            rowid INTEGER PRIMARY KEY, synthesis_id VARCHAR(36) NOT NULL UNIQUE)""",
     """CREATE VIRTUAL TABLE syntheses_fts USING fts5(
            text, content='', tokenize='porter unicode61 remove_diacritics 2')""",
+    # merged as the others are (0015, ``storage.text_indexes``): a refresh rewrites it
+    "INSERT INTO syntheses_fts(syntheses_fts, rank) VALUES ('usermerge', 2)",
     f"CREATE TRIGGER syntheses_search_insert AFTER INSERT ON syntheses BEGIN{_INDEX}\n    END",
     f"CREATE TRIGGER syntheses_search_delete AFTER DELETE ON syntheses BEGIN{_FORGET}"
     f"{_LAST_GONE}\n    END",
