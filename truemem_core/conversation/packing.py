@@ -17,7 +17,10 @@ count then finds those lines counted already (``CachedCounter.count_lines``).
 
 A synthesis (a past session's summary, ``synthesis``) ranks in the same fusion and
 costs its line; served, it stands for the turns it cites: their key sentence is in it,
-and the budget they would take goes to other sessions' turns.
+and the budget they would take goes to other sessions' turns. Syntheses take at most
+a third of the budget (``SYNTHESES_SHARE``): a handful of them rank near the top of
+any search (their corpus is a few rows), and the rest must stay for the facts and
+turns that hold the detail a precise question needs.
 
 A long turn (an assistant's essay, a pasted document) would spend the budget of
 several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
@@ -40,6 +43,8 @@ from truemem_core.records import (
     synthesis_line,
     turn_line,
 )
+
+SYNTHESES_SHARE = 3  # syntheses take at most budget // 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +75,13 @@ def pack(
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
     summaries: list[ScoredSynthesis] = []
-    spent = 0
+    spent = summarised = 0
     for item in ranked:
         if isinstance(item, ScoredSynthesis):
             cost = count(synthesis_line(item.synthesis) + "\n")
-            if spent + cost <= budget:
+            if spent + cost <= budget and summarised + cost <= budget // SYNTHESES_SHARE:
                 spent += cost
+                summarised += cost
                 summaries.append(item)
                 stood_for.update(item.synthesis.message_ids)
             continue

@@ -54,7 +54,7 @@ async def newest_said(conn: AsyncConnection, user_id: str, session_id: str) -> i
 
 async def save(
     conn: AsyncConnection, user_id: str, kind: str, key: str, drawn: Drawn,
-    vector: Vector | None, model_name: str,
+    vector: Vector | None, model_name: str, memory_ids: Sequence[str] = (),
 ) -> None:
     """Write the synthesis of (``kind``, ``key``), replacing the one there; one with no
     text (nothing worth keeping was said) removes it."""
@@ -65,7 +65,8 @@ async def save(
         await forget(conn, user_id, kind, [key])
         return
     now = utcnow()
-    values = {"text": drawn.text, "message_ids": drawn.message_ids, "memory_ids": [],
+    values = {"text": drawn.text, "message_ids": drawn.message_ids,
+              "memory_ids": list(memory_ids),
               "first_at": drawn.first_at, "last_at": drawn.last_at, "embedding": vector,
               "embedding_model": model_name, "updated_at": now}
     if found is None:
@@ -144,11 +145,7 @@ async def import_syntheses(
     """Write validated syntheses under ``user_id``, their sources renamed to the imported
     messages' and memories' new ids (a source not imported with them is left out)."""
     for item, vector in zip(parsed, vectors, strict=True):
-        sources = [message_ids[i] for i in item["message_ids"] if i in message_ids]
-        drawn = Drawn(item["text"], sources, item["first_at"], item["last_at"])
-        await save(conn, user_id, item["kind"], item["key"], drawn, vector, model_name)
-        if item["memory_ids"]:
-            await conn.execute(syntheses.update().where(
-                syntheses.c.user_id == user_id, syntheses.c.kind == item["kind"],
-                syntheses.c.key == item["key"]).values(memory_ids=[
-                    memory_ids[i] for i in item["memory_ids"] if i in memory_ids]))
+        said = [message_ids[i] for i in item["message_ids"] if i in message_ids]
+        drawn = Drawn(item["text"], said, item["first_at"], item["last_at"])
+        await save(conn, user_id, item["kind"], item["key"], drawn, vector, model_name,
+                   [memory_ids[i] for i in item["memory_ids"] if i in memory_ids])
