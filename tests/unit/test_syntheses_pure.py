@@ -93,13 +93,13 @@ def test_a_served_synthesis_costs_its_line_and_stands_for_the_turns_it_cites() -
     assert tight.syntheses == [] and [t.message_id for t in tight.recalled] == [1, 3]
 
 
-def test_syntheses_take_at_most_a_third_of_the_budget() -> None:
+def test_syntheses_take_at_most_half_the_budget() -> None:
     first = ScoredSynthesis(_synthesis("Planted tomatoes. Built raised beds.", [1]), 0.9)
     second = ScoredSynthesis(_synthesis("Sold the boat. Bought a kayak.", [2]), 0.8)
     turns = [RecalledTurn(3, "garden", "user", "The slugs came back", NOW, 0.1, 4)]
-    packed = pack([], turns, always=[], budget=30, turn_tokens=100, count=words,
-                  syntheses=[first, second])  # each costs 9 of the third's 10
+    packed = pack([], turns, always=[], budget=20, turn_tokens=100, count=words,
+                  syntheses=[first, second])  # 9 and 10 of the half's 10
     assert packed.syntheses == [first] and [t.message_id for t in packed.recalled] == [3]
-    roomy = pack([], turns, always=[], budget=60, turn_tokens=100, count=words,
+    roomy = pack([], turns, always=[], budget=40, turn_tokens=100, count=words,
                  syntheses=[first, second])
     assert roomy.syntheses == [first, second]

@@ -18,9 +18,9 @@ count then finds those lines counted already (``CachedCounter.count_lines``).
 A synthesis (a past session's summary, ``synthesis``) ranks in the same fusion and
 costs its line; served, it stands for the turns it cites: their key sentence is in it,
 and the budget they would take goes to other sessions' turns. Syntheses take at most
-a third of the budget (``SYNTHESES_SHARE``): a handful of them rank near the top of
-any search (their corpus is a few rows), and the rest must stay for the facts and
-turns that hold the detail a precise question needs.
+half the budget (``SYNTHESES_SHARE``): a handful of them rank near the top of any
+search (their corpus is a few rows), and the rest must stay for the facts and turns
+that hold the detail a precise question needs.
 
 A long turn (an assistant's essay, a pasted document) would spend the budget of
 several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
@@ -44,7 +44,7 @@ from truemem_core.records import (
     turn_line,
 )
 
-SYNTHESES_SHARE = 3  # syntheses take at most budget // 3
+SYNTHESES_SHARE = 2  # syntheses take at most budget // 2
 
 
 @dataclass(frozen=True, slots=True)

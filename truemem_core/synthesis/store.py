@@ -20,7 +20,7 @@ from truemem_core.storage.schema import messages, syntheses, utcnow
 from truemem_core.synthesis.extractive import READ_CHARS, Drawn, Said
 
 SESSION = "session"
-SERVED_K = 2
+SERVED_K = 3
 """Syntheses a context's search offers the budget: each stands for a dozen messages, and
 more would crowd out the facts and turns a precise question needs."""
 KINDS = (SESSION,)
