@@ -15,20 +15,22 @@ built-in rule-based extraction:
   date (``(role, content, said_at)``); then ``drain()`` runs the background
   jobs (extraction, message embeddings, maintenance, summaries). Each QA question
   goes through ``get_context(user, "question-<i>", question)``. An evidence turn is
-  *served* when the context holds it as a recalled turn (``Context.recalled``) or
+  *served* when the context holds it as a recalled turn (``Context.recalled``),
   holds a memory extracted from it (``source_message_id`` in ``Context.memories``,
-  ``Context.explicit`` or ``Context.critical``). Evidence ids are parsed as in
-  ``retrieval_quality.py``; unparseable ones count as not served. Reported per
+  ``Context.explicit`` or ``Context.critical``), or a synthesis built from it (in
+  ``message_ids`` of ``Context.syntheses``; counted with the recalled turns).
+  Evidence ids are parsed as in ``retrieval_quality.py``; unparseable ones count as
+  not served. Reported per
   category and overall, with context tokens (``Context.tokens``: the whole prompt,
   question included) and ``get_context`` latency (wall time around the sync call,
   and ``Context.timings["total"]``).
 * LongMemEval_S (``longmemeval_s_dev.json.gz``): one user per question; its haystack
   sessions recorded in order with their own roles, session ids and dates. Session-level
   ``recall_all`` (every answer session among the sessions the context draws from:
-  recalled turns' sessions, and the sessions of the messages its memories were
-  extracted from) and NDCG@10 over the served order (explicit and critical facts,
-  then retrieved facts and recalled turns by their fused score: the order the
-  budget packed them in). Eligible questions as in
+  recalled turns' sessions, the sessions of the messages its memories were
+  extracted from, and its syntheses' sources' sessions) and NDCG@10 over the served
+  order (explicit and critical facts, then retrieved facts, recalled turns and
+  syntheses by their fused score: the order the budget packed them in). Eligible questions as in
   ``retrieval_quality.py`` (no ``_abs``, evidence in a user turn).
 * BEAM (``--beam-dir DIR``, ``--only beam``; "Beyond a Million Tokens", chats of 100K
   to 10M tokens): one user per chat, one session per batch (``batch_<n>``), each
@@ -37,7 +39,8 @@ built-in rule-based extraction:
   Every probing question that names ``source_chat_ids`` (a list, a dict of lists, or
   nested lists: every id they name) is asked in a fresh session; abstention questions
   name none and are out. A source message is served as an evidence turn is for
-  LoCoMo (a recalled turn, or a memory extracted from it); ids the chat lacks count
+  LoCoMo (a recalled turn, a memory extracted from it, a synthesis built from it);
+  ids the chat lacks count
   as not served. Reported per question type and per size: served %, context tokens,
   ``get_context`` latency, the full-history tokens (every message, ``role: content``
   per line: what sending everything would cost), and per chat the ingest cost
@@ -218,19 +221,23 @@ def recorded_ids(ids: Sequence[int | None], keys: Iterable[K]) -> dict[int, K]:
 
 def served_messages(context: Context) -> tuple[list[int], list[int]]:
     """Message ids the context serves: the source messages of its facts (explicit,
-    critical, retrieved), and its recalled turns."""
+    critical, retrieved); and its recalled turns with the sources of its syntheses
+    (a session synthesis draws on messages only: its ``memory_ids`` are empty)."""
     facts = [m.source_message_id for m in context.facts if m.source_message_id is not None]
-    return facts, [t.message_id for t in context.recalled]
+    return facts, [*(t.message_id for t in context.recalled),
+                   *(i for hit in context.syntheses for i in hit.synthesis.message_ids)]
 
 
 def served_order(context: Context) -> list[int]:
     """Every message id the context serves, in served order: explicit and critical facts
-    first, then retrieved facts and recalled turns by fused score (the packing order)."""
+    first, then retrieved facts, recalled turns and syntheses (each its sources, in
+    order) by fused score (the packing order)."""
     standing = [m.source_message_id for m in [*context.explicit, *context.critical]]
-    ranked = sorted([*((hit.score, hit.memory.source_message_id) for hit in context.memories),
-                     *((turn.score, turn.message_id) for turn in context.recalled)],
+    ranked = sorted([*((hit.score, [hit.memory.source_message_id]) for hit in context.memories),
+                     *((turn.score, [turn.message_id]) for turn in context.recalled),
+                     *((hit.score, hit.synthesis.message_ids) for hit in context.syntheses)],
                     key=lambda item: -item[0])
-    return [i for i in [*standing, *(i for _, i in ranked)] if i is not None]
+    return [i for i in [*standing, *(i for _, ids in ranked for i in ids)] if i is not None]
 
 
 def memory_census(memory: TrueMem, user: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ LAYERS: dict[str, int] = {
     "storage": 3,
     "graph": 4,
     "search": 5,
-    "memory": 6,
+    "memory": 6, "synthesis": 6,
     "conversation": 7,
     "jobs": 8,
     "_users": 9,

@@ -168,7 +168,7 @@ def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend
     ids = [m.id for m in state.recent]
     assert ids == sorted(ids)
     assert (recorded.user_message_id, recorded.assistant_message_id) == tuple(ids[2:])
-    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}"]
+    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}", f"synthesize:{ids[3]}"]
 
 
 def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem) -> None:
@@ -321,6 +321,8 @@ def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[in
         found[f"embed:{rest[0]}"] = ("embed", {"message_ids": rest})
     if waiting + sum(tokens) > threshold:
         found[f"summarize:{ids[-1]}"] = ("summarize", {"session_id": session})
+    if "user" in roles:
+        found[f"synthesize:{ids[-1]}"] = ("synthesize", {"session_id": session})
     return found
 
 
@@ -343,7 +345,8 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
             stored = {row.key: (row.kind, row.payload) for row in rows(
                 memory, select(jobs.c.key, jobs.c.kind, jobs.c.payload, jobs.c.user_id)
                 .where(jobs.c.key.in_(list(expected) + [f"{k}:{i}" for i in ids for k in (
-                    "extract", "maintain", "embed", "summarize")]), jobs.c.user_id == "ana"))}
+                    "extract", "maintain", "embed", "summarize", "synthesize")]),
+                       jobs.c.user_id == "ana"))}
             assert stored == expected, (roles, ids)
             summarized += any(key.startswith("summarize:") for key in expected)
     assert 5 < summarized < 35  # the threshold was passed, and not by every batch
@@ -714,9 +717,9 @@ def test_get_context_builds_its_statements_once(memory: TrueMem) -> None:
 
 
 def test_get_context_reads_its_message_for_terms_once(memory: TrueMem) -> None:
-    """The memories and the past messages are searched with the same message: its terms
-    are read once per context, not once per corpus and term list; so are the second
-    hop's (which also takes the message's from the cache)."""
+    """The memories, the past messages and the syntheses are searched with the same
+    message: its terms are read once per context, not once per corpus and term list; so
+    are the second hop's (which also takes the message's from the cache)."""
     memory.add_memory("ana", "Lives in Porto")
     memory.record("ana", "before", "I like hiking in the Alps", "Nice")
     memory.drain(timeout=60)
@@ -724,9 +727,9 @@ def test_get_context_reads_its_message_for_terms_once(memory: TrueMem) -> None:
     before = query_text._terms.cache_info()
     memory.get_context("ana", "now", "Where do I live these days, and what do I like?")
     after = query_text._terms.cache_info()
-    # the message: 1 miss, then 1 hit (past messages) and 1 (the hop's query takes its
-    # words); the hop's query: 1 miss, then 1 hit
-    assert (after.misses - before.misses, after.hits - before.hits) == (2, 3)
+    # the message: 1 miss, then 1 hit each for the past messages, the syntheses and the
+    # hop's query (which takes its words); the hop's query: 1 miss, then 1 hit
+    assert (after.misses - before.misses, after.hits - before.hits) == (2, 4)
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)

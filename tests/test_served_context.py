@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.embeddings import TiktokenCounter, TokenCounter
-from truemem_core.records import Context, RecalledTurn, fact_line, turn_line
+from truemem_core.records import Context, RecalledTurn, fact_line, synthesis_line, turn_line
 from truemem_core.search.recall import recall
 from truemem_core.storage.schema import messages
 
@@ -25,7 +25,9 @@ MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
 def _spent(context: Context, tokens: TokenCounter) -> int:
     """Each item's line in the system prompt, with its line break."""
     return (sum(tokens.count(fact_line(hit.memory) + "\n") for hit in context.memories)
-            + sum(tokens.count(turn_line(turn) + "\n") for turn in context.recalled))
+            + sum(tokens.count(turn_line(turn) + "\n") for turn in context.recalled)
+            + sum(tokens.count(synthesis_line(hit.synthesis) + "\n")
+                  for hit in context.syntheses))
 
 
 def _history(memory: TrueMem, user: str = "ana") -> None:
@@ -78,7 +80,8 @@ def test_adjacent_turns_of_a_session_are_rendered_together_in_order(memory: True
     memory.drain()
     context = memory.get_context("ana", "new", "Kyoto cherry blossoms ryokan sister")
     prompt = context.to_system_prompt()
-    lines = [line for line in prompt.splitlines() if line.startswith("- [")]
+    lines = [line for line in prompt.splitlines()  # the recalled turns' lines
+             if line.startswith("- [") and ("] user: " in line or "] assistant: " in line)]
     trip = [n for n, line in enumerate(lines) if "Kyoto" in line or "ryokan" in line
             or "Philosopher" in line]
     assert len(trip) >= 2 and trip == list(range(trip[0], trip[0] + len(trip)))

@@ -48,10 +48,12 @@ from truemem_core.records import (
     RecalledTurn,
     Recorded,
     ScoredMemory,
+    ScoredSynthesis,
     SessionInfo,
     SessionState,
     Source,
     State,
+    Synthesis,
     fact_line,
 )
 from truemem_core.settings import Settings
@@ -88,6 +90,7 @@ __all__ = [
     "Relation",
     "RelationSpec",
     "ScoredMemory",
+    "ScoredSynthesis",
     "SessionInfo",
     "SessionState",
     "Settings",
@@ -95,6 +98,7 @@ __all__ = [
     "State",
     "StorageError",
     "StoreItem",
+    "Synthesis",
     "TiktokenCounter",
     "TokenCounter",
     "TrueMem",

@@ -1,12 +1,13 @@
 """``TrueMem``'s sessions as they are stored (a base class, so that ``TrueMem`` stays
-readable): list them, read one, forget one. Every method is sync with an ``a``-prefixed
-async twin, each a one-line delegation to ``Conversation`` (``conversation/turn.py``)."""
+readable): list them, read one, forget one; list their syntheses. Every method is sync
+with an ``a``-prefixed async twin, each a one-line delegation to ``Conversation``
+(``conversation/turn.py``)."""
 
 from __future__ import annotations
 
 from truemem_core._bridge import LoopThread
 from truemem_core._core import Core
-from truemem_core.records import SessionInfo, SessionState
+from truemem_core.records import SessionInfo, SessionState, Synthesis
 
 
 class _Sessions:
@@ -39,3 +40,11 @@ class _Sessions:
 
     async def aclear_session(self, user_id: str, session_id: str) -> None:
         await self._loop.arun(self._core.conversation.clear_session(user_id, session_id))
+
+    def list_syntheses(self, user_id: str) -> list[Synthesis]:
+        """The user's syntheses (a summary of each past session, with the ids of the
+        messages it draws on and the days it spans), the earliest first."""
+        return self._loop.run(self._core.conversation.syntheses(user_id))
+
+    async def alist_syntheses(self, user_id: str) -> list[Synthesis]:
+        return await self._loop.arun(self._core.conversation.syntheses(user_id))

@@ -26,9 +26,11 @@ from truemem_core.storage.schema import (
     memory_events,
     messages,
     store_items,
+    syntheses,
     utcnow,
 )
 from truemem_core.storage.schema import sessions as sessions_table
+from truemem_core.synthesis import store as synthesis_store
 
 
 class Users:
@@ -39,16 +41,17 @@ class Users:
 
     async def export_user(self, user_id: Any) -> dict[str, Any]:
         """Every memory (with history), deleted memories' histories, every session, the
-        graph and the store items."""
+        graph, the store items and the syntheses."""
         user = self.memories.check_user(user_id)
         async with self.db.transaction(readonly=True) as conn:
             exported = await portability.export_memories(conn, user)
             chats = await sessions.export_sessions(conn, user)
             graph = await graph_portability.export_graph(conn, user)
             kept = [store.exported(row) for row in await store.of_user(conn, user)]
+            summaries = await synthesis_store.export_syntheses(conn, user)
         return {"format": portability.FORMAT, "user_id": user,
                 "exported_at": utcnow().isoformat(), **exported, "sessions": chats,
-                "graph": graph, "store_items": kept}
+                "graph": graph, "store_items": kept, "syntheses": summaries}
 
     async def import_user(self, user_id: Any, data: Mapping[str, Any]) -> list[Memory]:
         """Restore an export under ``user_id``: new ids, same texts, ranks, times and history.
@@ -67,9 +70,17 @@ class Users:
             raise malformed("export 'sessions'", exc) from exc
         graph = graph_portability.parse_graph(data.get("graph"))
         kept = store.parse_exported(data.get("store_items"), data.get("user_id"), user)
+        try:
+            summaries = synthesis_store.parse_syntheses(data.get("syntheses"),
+                                                        self.memories.settings)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"export 'syntheses': {exc}") from exc
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise malformed("export 'syntheses'", exc) from exc
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
         said_vectors = await self.memories.embed(said)  # recallable at once
+        summary_vectors = await self.memories.embed([item["text"] for item in summaries])
         async with self.db.writing(user) as conn:
             said_ids = await sessions.import_sessions(
                 conn, user, chats, said_vectors, self.memories.embedder.model_name,
@@ -81,6 +92,9 @@ class Users:
                        if item["exported_id"]}
             await store.import_exported(conn, user, kept, new_ids)
             await graph_portability.import_graph(conn, user, graph, new_ids, said_ids)
+            await synthesis_store.import_syntheses(
+                conn, user, summaries, summary_vectors, self.memories.embedder.model_name,
+                said_ids, new_ids)
             await prune_excess(conn, self.memories.env, user)
             return await reads.by_ids(conn, user, ids)
 
@@ -90,6 +104,6 @@ class Users:
         async with self.db.writing(user) as conn:
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
             for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
-                          store_items, *GRAPH_TABLES):
+                          store_items, syntheses, *GRAPH_TABLES):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)

@@ -43,7 +43,7 @@ from truemem_core.errors import (
 from truemem_core.graph import cli as graph_cli
 from truemem_core.importers import command as import_command
 from truemem_core.importers import formats as import_formats
-from truemem_core.records import Kind, Memory
+from truemem_core.records import Kind, Memory, synthesis_line
 from truemem_core.storage.database import holds_store, require_store, resolve_url, sqlite_path
 from truemem_core.storage.failures import is_outage
 
@@ -190,6 +190,13 @@ def _user(args: argparse.Namespace, memory: TrueMem) -> None:
     elif args.action == "import":
         restored = memory.import_user(args.user, _read_export(args.file))
         print(f"imported {len(restored)} memories for user {args.user!r}")
+    elif args.action == "syntheses":
+        found = memory.list_syntheses(args.user)
+        if args.json:
+            print(json.dumps([item.to_dict() for item in found], indent=2, ensure_ascii=False))
+        for item in [] if args.json else found:
+            print(f"{item.kind} {item.key} ({len(item.message_ids)} messages) "
+                  f"{synthesis_line(item)[2:]}")
     elif args.action == "erase":
         if not args.yes:
             raise InvalidInputError(f"refusing to erase user {args.user!r} without --yes")
@@ -631,7 +638,8 @@ def _add_memories(commands: Any) -> None:
 
 
 def _add_user(commands: Any) -> None:
-    user = commands.add_parser("user", help="export, import or erase all of a user's data")
+    user = commands.add_parser(
+        "user", help="export, import or erase all of a user's data; list its syntheses")
     user_actions = user.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = user_actions.add_parser("export", help="print (or write) the user's data as JSON")
     export.add_argument("--output", "-o")
@@ -639,7 +647,10 @@ def _add_user(commands: Any) -> None:
     imp.add_argument("file")
     erase = user_actions.add_parser("erase", help="delete every row of the user")
     erase.add_argument("--yes", action="store_true", help="confirm")
-    for sub in (export, imp, erase):
+    syntheses = user_actions.add_parser(
+        "syntheses", help="the user's syntheses: a summary of each past session")
+    syntheses.add_argument("--json", action="store_true", help="print JSON")
+    for sub in (export, imp, erase, syntheses):
         sub.add_argument("--user", required=True)
 
 

@@ -23,8 +23,10 @@ from truemem_core import (
     RecalledTurn,
     Recorded,
     ScoredMemory,
+    ScoredSynthesis,
     SessionInfo,
     SessionState,
+    Synthesis,
 )
 from truemem_core.records import Action, Feedback, Kind, Role, Source, State
 from truemem_server.auth import shown_user
@@ -183,6 +185,37 @@ class RecalledTurnOut(BaseModel):
         return cls.model_construct(**_fields(turn, cls, message_id=ids.shown(turn.message_id)))
 
 
+class SynthesisOut(BaseModel):
+    id: str
+    kind: str = Field(description='what it summarises: "session", one past session')
+    key: str = Field(description="which one: the session's id")
+    text: str
+    message_ids: list[int] = Field(
+        description="the messages whose content made it into the text (its sources)")
+    memory_ids: list[str]
+    first_at: datetime | None = Field(description="when the first of its sources was said")
+    last_at: datetime | None = Field(description="when the last of its sources was said")
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, synthesis: Synthesis, ids: MessageIds) -> SynthesisOut:
+        return cls.model_construct(**_fields(synthesis, cls,
+                                             message_ids=ids.many(synthesis.message_ids)))
+
+
+class ScoredSynthesisOut(BaseModel):
+    synthesis: SynthesisOut
+    score: float
+    channels: dict[str, float]
+    ranks: dict[str, int]
+
+    @classmethod
+    def of(cls, hit: ScoredSynthesis, ids: MessageIds) -> ScoredSynthesisOut:
+        return cls.model_construct(synthesis=SynthesisOut.of(hit.synthesis, ids),
+                                   score=hit.score, channels=hit.channels, ranks=hit.ranks)
+
+
 class ChatMessageOut(BaseModel):
     role: Role
     content: str
@@ -198,6 +231,8 @@ class ContextOut(BaseModel):
     explicit: list[MemoryOut]
     critical: list[MemoryOut]
     recalled: list[RecalledTurnOut]
+    syntheses: list[ScoredSynthesisOut] = Field(
+        description="summaries of earlier sessions served, best first")
     facts: list[MemoryOut] = Field(description="explicit, critical, then retrieved; no repeats")
     system_prompt: str
     messages: list[ChatMessageOut] = Field(
@@ -220,6 +255,7 @@ class ContextOut(BaseModel):
             explicit=[shown[m.id] for m in context.explicit],
             critical=[shown[m.id] for m in context.critical],
             recalled=[RecalledTurnOut.of(t, ids) for t in context.recalled],
+            syntheses=[ScoredSynthesisOut.of(hit, ids) for hit in context.syntheses],
             facts=[shown[m.id] for m in context.facts],
             system_prompt=rendered[0]["content"],
             messages=[ChatMessageOut.model_construct(role=m["role"], content=m["content"])
@@ -294,4 +330,6 @@ def shown_export(data: dict[str, Any], ids: MessageIds) -> dict[str, Any]:
             for r in graph["relations"]]
     return {**data, "user_id": shown_user(str(data.get("user_id", ""))),
             "memories": [memory(item) for item in data.get("memories", [])],
-            "sessions": sessions, **({"graph": graph} if "graph" in data else {})}
+            "sessions": sessions, **({"graph": graph} if "graph" in data else {}),
+            **({"syntheses": [{**item, "message_ids": ids.many(item.get("message_ids") or [])}
+                              for item in data["syntheses"]]} if "syntheses" in data else {})}

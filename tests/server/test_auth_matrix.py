@@ -52,6 +52,7 @@ ROUTES = [
     Route("POST", "/v1/users/ana/import", EXPORT, True, 201),
     Route("DELETE", "/v1/users/ana", None, True, 200),
     Route("GET", "/v1/users/ana/sessions", None, False, 200),
+    Route("GET", "/v1/users/ana/syntheses", None, False, 200),
     Route("GET", "/v1/users/ana/sessions/s1", None, False, 404),  # globex's ana has none
     Route("DELETE", "/v1/users/ana/sessions/s1", None, True, 404),
 ]

@@ -15,6 +15,13 @@ source turns.
 An item costs its line in the system prompt, line break included: the prompt's own
 count then finds those lines counted already (``CachedCounter.count_lines``).
 
+A synthesis (a past session's summary, ``synthesis``) ranks in the same fusion and
+costs its line; served, it stands for the turns it cites: their key sentence is in it,
+and the budget they would take goes to other sessions' turns. Syntheses take at most
+half the budget (``SYNTHESES_SHARE``): a handful of them rank near the top of any
+search (their corpus is a few rows), and the rest must stay for the facts and turns
+that hold the detail a precise question needs.
+
 A long turn (an assistant's essay, a pasted document) would spend the budget of
 several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
 facts people ask about are stated early, and a question over several sessions
@@ -27,7 +34,17 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
+from truemem_core.records import (
+    Memory,
+    RecalledTurn,
+    ScoredMemory,
+    ScoredSynthesis,
+    fact_line,
+    synthesis_line,
+    turn_line,
+)
+
+SYNTHESES_SHARE = 2  # syntheses take at most budget // 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +52,7 @@ class Packed:
     memories: list[ScoredMemory]
     recalled: list[RecalledTurn]
     spent: int
+    syntheses: list[ScoredSynthesis] = dataclasses.field(default_factory=list)
 
 
 def pack(
@@ -45,22 +63,36 @@ def pack(
     budget: int,
     turn_tokens: int,
     count: Callable[[str], int],
+    syntheses: Sequence[ScoredSynthesis] = (),
     order: Callable[[list[ScoredMemory | RecalledTurn]], list[ScoredMemory | RecalledTurn]]
     | None = None,
 ) -> Packed:
-    """The best facts and turns that fit ``budget`` tokens, each list best first
-    (``order``: the order to take them in instead, given them best first)."""
+    """The best facts, turns (and syntheses) that fit ``budget`` tokens, each list best
+    first. ``order`` is the order to take the facts and turns in instead, given them best
+    first (a timeline's): the syntheses, overviews themselves, are then taken first."""
     present = {m.id for m in always}
     stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
     told: set[int] = set()  # turns served whole: they say what was extracted from them
-    ranked: list[ScoredMemory | RecalledTurn] = sorted(
+    found: list[ScoredMemory | RecalledTurn] = sorted(
         [*hits, *turns], key=lambda item: -item.score)
+    ranked: list[ScoredMemory | RecalledTurn | ScoredSynthesis]
     if order is not None:
-        ranked = order(ranked)
+        ranked = [*sorted(syntheses, key=lambda item: -item.score), *order(found)]
+    else:
+        ranked = sorted([*found, *syntheses], key=lambda item: -item.score)
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
-    spent = 0
+    summaries: list[ScoredSynthesis] = []
+    spent = summarised = 0
     for item in ranked:
+        if isinstance(item, ScoredSynthesis):
+            cost = count(synthesis_line(item.synthesis) + "\n")
+            if spent + cost <= budget and summarised + cost <= budget // SYNTHESES_SHARE:
+                spent += cost
+                summarised += cost
+                summaries.append(item)
+                stood_for.update(item.synthesis.message_ids)
+            continue
         if isinstance(item, ScoredMemory):
             memory = item.memory
             if memory.id in present or memory.source_message_id in told:
@@ -83,7 +115,7 @@ def pack(
             recalled.append(item)
             if item is whole:
                 told.add(item.message_id)
-    return Packed(memories, recalled, spent)
+    return Packed(memories, recalled, spent, summaries)
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:

@@ -41,7 +41,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import UTCDateTime, jobs, messages, sessions, utcnow
 
-KINDS = ("extract", "maintain", "embed", "summarize")  # the order jobs are handed on in
+KINDS = ("extract", "maintain", "embed", "summarize", "synthesize")  # the order handed on in
 
 
 class NewMessage(NamedTuple):
@@ -156,7 +156,9 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
       their embeddings there);
     - then, if there was a user message, the user's memories are maintained;
     - the messages no extraction covers are embedded (one job);
-    - the session is summarised once its unsummarised tokens pass the threshold.
+    - the session is summarised once its unsummarised tokens pass the threshold;
+    - if there was a user message, the session's synthesis is rebuilt (keyed by the last
+      new message: a later record's job makes an earlier one's unneeded, ``synthesis``).
     """
     session = cast(bindparam("session_id"), Text)
     rows = select(
@@ -193,7 +195,9 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
     embed = job("embed", rest.c.first, rest.c.payload).where(rest.c.count > 0)
     summarize = job("summarize", totals.c.last, _json_object(_text("session_id"), session)
                     ).where(waiting + totals.c.tokens > bindparam("threshold", type_=Integer))
-    return union_all(extract, maintain, embed, summarize).subquery("implied")
+    synthesize = job("synthesize", totals.c.last, _json_object(_text("session_id"), session)
+                     ).where(totals.c.said == 1)
+    return union_all(extract, maintain, embed, summarize, synthesize).subquery("implied")
 
 
 def _queue(implied: Any) -> Any:

@@ -16,7 +16,7 @@ from truemem_core.errors import InvalidInputError
 from truemem_core.records import ROLES, Message, SessionInfo, SessionState
 from truemem_core.settings import Settings
 from truemem_core.storage.direct import fetch_all
-from truemem_core.storage.schema import messages, sessions, utcnow
+from truemem_core.storage.schema import messages, sessions, syntheses, utcnow
 
 # vectors stay in the database
 _COLUMNS = [c for c in messages.c if c.name not in ("embedding", "embedding_model")]
@@ -145,6 +145,10 @@ async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
         await conn.execute(
             table.delete().where(table.c.user_id == user_id, table.c.session_id == session_id)
         )
+    # its synthesis summarised those messages: it goes with them
+    await conn.execute(syntheses.delete().where(
+        syntheses.c.user_id == user_id, syntheses.c.kind == "session",
+        syntheses.c.key == session_id))
 
 
 async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Message | None:

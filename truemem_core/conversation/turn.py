@@ -43,14 +43,17 @@ from truemem_core.records import (
     RecalledTurn,
     Recorded,
     ScoredMemory,
+    ScoredSynthesis,
     SessionInfo,
     SessionState,
+    Synthesis,
 )
 from truemem_core.search import hop
 from truemem_core.search.filters import Mode
 from truemem_core.search.recall import recall
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
+from truemem_core.synthesis import store as synthesis_store
 
 log = logging.getLogger("truemem.conversation")
 T = TypeVar("T")
@@ -88,6 +91,7 @@ def _chars(found: Context) -> int:
             + sum(len(hit.memory.text) for hit in found.memories)
             + sum(len(memory.text) for memory in (*found.explicit, *found.critical))
             + sum(len(turn.content) for turn in found.recalled)
+            + sum(len(hit.synthesis.text) for hit in found.syntheses)
             + sum(len(m.content) for m in found.recent_messages)
             - sum(len(m.content) for m in found.turns))
 
@@ -140,7 +144,7 @@ class Conversation:
         timings = _Timings()
         began = time.perf_counter()
         spread = self.settings.timeline_recall and asks_for_timeline(text)
-        (hits, turns), (state, critical), stored = await _together(
+        (hits, turns, summaries), (state, critical), stored = await _together(
             self._retrieve(user, session, text, timings, wide=spread),
             timings.time("load_session", self._load_standing(user, session)),
             timings.time("explicit", self._store_explicit(user, text)),
@@ -148,7 +152,7 @@ class Conversation:
         found = Context(
             user_id=user, session_id=session, message=text, summary=state.summary,
             recent_messages=state.recent, memories=hits, explicit=stored, recalled=turns,
-            critical=critical, timings=timings, timeline=spread)
+            critical=critical, timings=timings, timeline=spread, syntheses=summaries)
         context, tokens = await timings.time("pack", _inline_unless(
             _chars(found) > _PACK_INLINE_CHARS, self._assemble, found))
         self._count_retrievals(user, [hit.memory.id for hit in context.memories])
@@ -162,11 +166,12 @@ class Conversation:
         packed = pack(found.memories, found.recalled, always=[*found.explicit, *found.critical],
                       budget=self.settings.context_token_budget,
                       turn_tokens=timeline.turn_tokens(self.settings.recall_turn_tokens, spread),
-                      count=self.tokens.count,
+                      count=self.tokens.count, syntheses=found.syntheses,
                       order=partial(timeline.arrange, latest=latest, timeline=spread))
         served: list[ScoredMemory | RecalledTurn] = [*packed.memories, *packed.recalled]
         context = dataclasses.replace(
             found, memories=packed.memories, recalled=packed.recalled, budget_spent=packed.spent,
+            syntheses=packed.syntheses,
             restated=timeline.restated(served) if latest else frozenset())
         # what ``to_messages`` renders; the recent turns were counted when recorded
         # (each can be 100,000 characters, and a session serves twenty of them)
@@ -177,22 +182,23 @@ class Conversation:
 
     async def _retrieve(
         self, user: str, session: str, text: str, timings: _Timings, *, wide: bool = False
-    ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
-        # Both searches run their lexical channels while the message is embedded. A wide
+    ) -> tuple[list[ScoredMemory], list[RecalledTurn], list[ScoredSynthesis]]:
+        # The searches run their lexical channels while the message is embedded. A wide
         # search (a timeline's) ranks more of each, to spread over time, by what the
         # message is about ("in what order did I…" matches every turn that says "order").
         more = timeline.SPREAD_WIDER if wide else 1
         text = topic_of(text) if wide else text
         async with compute.meanwhile(self._embed(text, timings)) as vector:
-            hits, recalled = await _together(
+            hits, recalled, summaries = await _together(
                 timings.time("search", self.memories.search(
                     user, text, k=self.settings.search_k * more, vector=vector)),
                 timings.time("recall", self._recall(
-                    user, session, text, vector, k=self.settings.recall_k * more)))
+                    user, session, text, vector, k=self.settings.recall_k * more)),
+                timings.time("syntheses", self._syntheses(user, session, text, vector)))
             if self.settings.weight_hop > 0:
                 hits, recalled = await timings.time("hop", self._hop(
                     user, session, text, vector, hits, recalled))
-        return hits, recalled
+        return hits, recalled, summaries
 
     async def _hop(
         self, user: str, session: str, text: str, vector: Awaitable[Vector],
@@ -234,6 +240,13 @@ class Conversation:
         async with self.db.autocommit() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
                                 settings, mode=mode)
+
+    async def _syntheses(
+        self, user: str, session: str, text: str, vector: Awaitable[Vector]
+    ) -> list[ScoredSynthesis]:
+        async with self.db.autocommit() as conn:
+            return await synthesis_store.search(conn, self.memories.env.channels, user,
+                                                session, text, vector, self.settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
         """What does not depend on the message: the session and the critical memories."""
@@ -392,8 +405,14 @@ class Conversation:
         async with self.db.autocommit() as conn:
             return await sessions.listed(conn, user)
 
+    async def syntheses(self, user_id: Any) -> list[Synthesis]:
+        """The user's syntheses, the earliest first."""
+        user = self.memories.check_user(user_id)
+        async with self.db.autocommit() as conn:
+            return await synthesis_store.listed(conn, user)
+
     async def clear_session(self, user_id: Any, session_id: Any) -> None:
-        """Forget a session's messages and summary (long-term memories stay)."""
+        """Forget a session's messages, summary and synthesis (long-term memories stay)."""
         user, session = self._check(user_id, session_id)
         async with self.db.writing(user) as conn:
             await sessions.clear(conn, user, session)

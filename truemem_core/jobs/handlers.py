@@ -37,6 +37,9 @@ from truemem_core.settings import Settings
 from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
+from truemem_core.synthesis import store as syntheses
+from truemem_core.synthesis.extractive import MIN_MESSAGES, synthesize
+from truemem_core.synthesis.written import synthesize_with_llm
 
 log = logging.getLogger("truemem.jobs")
 
@@ -148,6 +151,34 @@ class Handlers:
             if await outbox.finish(conn, job.key):
                 await store_embeddings(conn, user, [m.id for m in found], vectors,
                                        self.memories.embedder.model_name)
+
+    async def synthesize(self, job: Any) -> None:
+        """Rebuild the session's synthesis from its user messages. The job of the record
+        that added the session's latest user message does it; an earlier one has nothing
+        to do (during a bulk import only the last of a session's records pays for it)."""
+        user, session = job.user_id, job.payload["session_id"]
+        async with self.db.transaction(readonly=True) as conn:
+            newest = await syntheses.newest_said(conn, user, session)
+            if newest is not None and newest > int(job.key.partition(":")[2]):
+                said = None  # a later record's job rebuilds it
+            else:
+                said = await syntheses.said_in_session(conn, user, session)
+        if said is None:
+            await self._finish(job.key)
+            return
+        said = said if len(said) >= MIN_MESSAGES else []  # an empty synthesis: none
+        drawn = None if self.llm is None or not said else \
+            await synthesize_with_llm(self.llm, said)
+        if drawn is None:
+            drawn = await asyncio.to_thread(synthesize, said)
+        vector = (await self.memories.embed([drawn.text]))[0] if drawn.text else None
+        async with self.db.writing(user) as conn:
+            # written only over what it read: a session cleared (or added to) meanwhile
+            # is the clear's (or the later job's) to settle
+            if await outbox.finish(conn, job.key) and \
+                    await syntheses.newest_said(conn, user, session) == newest:
+                await syntheses.save(conn, user, syntheses.SESSION, session, drawn, vector,
+                                     self.memories.embedder.model_name)
 
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user; then a step

@@ -24,6 +24,7 @@ class JobRunner:
             "embed": handlers.embed,
             "summarize": handlers.summarize,
             "maintain": handlers.maintain,
+            "synthesize": handlers.synthesize,
         }
 
     async def run(self, key: str) -> None:

@@ -78,11 +78,11 @@ def _summarize(
     fresh: list[_Candidate] = []
     for role, content in messages:
         for sentence in split_sentences(normalise(content)):
-            text = f"{role.strip().capitalize() or 'User'}: {_clip(sentence)}"
-            if _is_filler(role, sentence) or _key(text) in seen:
+            text = f"{role.strip().capitalize() or 'User'}: {clip(sentence)}"
+            if is_filler(role, sentence) or _key(text) in seen:
                 continue
             seen.add(_key(text))
-            fresh.append(_Candidate(len(fresh), text, _score(role, sentence)))
+            fresh.append(_Candidate(len(fresh), text, score(role, sentence)))
     reserved = max(math.ceil(max_sentences / 3), max_sentences - len(previous))
     new_slots = min(len(fresh), reserved)
     kept_previous = _best(previous, max_sentences - new_slots)
@@ -98,7 +98,7 @@ def _previous(summary: str | None) -> list[_Candidate]:
     for position, sentence in enumerate(sentences):
         role = "user" if sentence.lower().startswith("user") else "assistant"
         body = _ROLE_PREFIX.sub("", sentence)
-        candidates.append(_Candidate(position, sentence, _score(role, body) + _PREVIOUS_BONUS))
+        candidates.append(_Candidate(position, sentence, score(role, body) + _PREVIOUS_BONUS))
     return candidates
 
 
@@ -108,7 +108,7 @@ def _best(candidates: list[_Candidate], slots: int) -> list[_Candidate]:
     return sorted(ranked, key=lambda c: c.position)
 
 
-def _score(role: str, sentence: str) -> float:
+def score(role: str, sentence: str) -> float:
     content = [w for w in _WORD.findall(sentence) if w.lower() not in _STOPWORDS]
     score = min(len(content), 12.0)
     if role.lower() == "user":
@@ -123,7 +123,7 @@ def _score(role: str, sentence: str) -> float:
     return score
 
 
-def _is_filler(role: str, sentence: str) -> bool:
+def is_filler(role: str, sentence: str) -> bool:
     """Greetings, thanks, acknowledgements: a short sentence with under two content words."""
     if role.lower() == "user" and extract_facts(sentence):
         return False  # "I'm vegan." is short and says a lot
@@ -132,13 +132,14 @@ def _is_filler(role: str, sentence: str) -> bool:
     return bool(short_filler) or (len(content) < 2 and not re.search(r"\d", sentence))
 
 
-def _clip(sentence: str) -> str:
-    if len(sentence) <= _MAX_CHARS:
+def clip(sentence: str, most: int = _MAX_CHARS) -> str:
+    """``sentence`` cut to at most ``most`` characters at a word, ending in "…"."""
+    if len(sentence) <= most:
         return sentence
-    head = sentence[:_MAX_CHARS]
+    head = sentence[:most]
     at_word = head.rsplit(" ", 1)[0]
     # at a word, unless that drops most of it (scripts written without spaces)
-    return (at_word if len(at_word) > _MAX_CHARS // 2 else head) + "…"
+    return (at_word if len(at_word) > most // 2 else head) + "…"
 
 
 def _key(text: str) -> str:

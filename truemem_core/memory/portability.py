@@ -31,7 +31,7 @@ from truemem_core.storage.schema import memories, memory_events, utcnow
 
 FORMAT = "truemem.user/1"
 _FIELDS = {"format", "user_id", "exported_at", "memories", "deleted", "sessions", "graph",
-           "store_items"}
+           "store_items", "syntheses"}
 
 T = TypeVar("T")
 

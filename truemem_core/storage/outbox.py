@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.storage.schema import jobs, utcnow
 
-JobKind = Literal["extract", "embed", "summarize", "maintain"]
+JobKind = Literal["extract", "embed", "summarize", "maintain", "synthesize"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,3 +315,26 @@ store_items = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_store_items_user_memory", "user_id", "memory_id"),
 )
+
+# Syntheses (0021): a summary of a user's related messages and memories ("session": one
+# past session, ``key`` its id), with the sources whose content made it into the text
+# and when the first and last of them were said. Searchable by meaning and by words
+# (PostgreSQL: a generated ``search_vector``; SQLite: ``syntheses_fts``, see 0021).
+syntheses = Table(
+    "syntheses",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", UserId, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("key", UserId, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("message_ids", JSON, nullable=False),
+    Column("memory_ids", JSON, nullable=False),
+    Column("first_at", UTCDateTime, nullable=True),
+    Column("last_at", UTCDateTime, nullable=True),
+    Column("embedding", EmbeddingType, nullable=False),
+    Column("embedding_model", String(128), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ux_syntheses_user_kind_key", "user_id", "kind", "key", unique=True),
+)

@@ -16,6 +16,7 @@ from truemem_server.models import (
     RecordRequest,
     SessionInfoOut,
     SessionOut,
+    SynthesisOut,
 )
 from truemem_server.routes.deps import Ids, Memory, ReadUser, WriteUser
 
@@ -51,6 +52,14 @@ async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
     return [SessionInfoOut.of(info) for info in await memory.alist_sessions(user)]
 
 
+@router.get("/users/{user_id}/syntheses", response_model=list[SynthesisOut],
+            summary="A user's syntheses")
+async def list_syntheses(user: ReadUser, memory: Memory, ids: Ids) -> list[SynthesisOut]:
+    """A summary of each past session, with the messages it draws on and the days it
+    spans, the earliest first."""
+    return [SynthesisOut.of(item, ids) for item in await memory.alist_syntheses(user)]
+
+
 @router.get("/users/{user_id}/sessions/{session_id:path}", response_model=SessionOut,
             summary="A session's summary and recent messages")
 async def get_session(
@@ -66,7 +75,7 @@ async def get_session(
 @router.delete("/users/{user_id}/sessions/{session_id:path}", status_code=204,
                response_class=Response, summary="Clear a session")
 async def clear_session(user: WriteUser, session_id: str, memory: Memory) -> Response:
-    """Delete the session's messages and summary; long-term memories stay."""
+    """Delete the session's messages, summary and synthesis; long-term memories stay."""
     await _held(memory, user, session_id, recent=1)
     await memory.aclear_session(user, session_id)
     return Response(status_code=204)

@@ -171,10 +171,12 @@ async def _conversation(
 @router.get("/users/{user}/conversation")
 async def conversation_page(request: Request, user: str, principal: Viewer, memory: Memory,
                             id: SessionId) -> Response:
-    info, state = await _conversation(memory, storage_id(principal, user), id,
-                                      recent=SHOWN_MESSAGES)
+    stored = storage_id(principal, user)
+    info, state = await _conversation(memory, stored, id, recent=SHOWN_MESSAGES)
+    synthesis = next((item for item in await memory.alist_syntheses(stored)
+                      if (item.kind, item.key) == ("session", id)), None)
     return page(request, "conversation.html", user=user, session_id=id, state=state,
-                total=info.messages)
+                total=info.messages, synthesis=synthesis)
 
 
 @router.get("/users/{user}/conversation/forget")

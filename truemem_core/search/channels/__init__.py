@@ -41,7 +41,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
 from truemem_core.storage.direct import fetch_all
-from truemem_core.storage.schema import memories, messages
+from truemem_core.storage.schema import memories, messages, syntheses
 
 S = TypeVar("S")
 
@@ -63,17 +63,18 @@ class Corpus:
 
     @property
     def text(self) -> Column[Any]:
-        return self.table.c.text if self.table is memories else self.table.c.content
+        return self.table.c.content if self.table is messages else self.table.c.text
 
     @property
     def length(self) -> ColumnElement[int]:
         """A row's length for BM25: a memory's characters; a message's tokens, counted
         when it was recorded. Messages can be 100,000 characters each and a search
         weighs every one of the user's: measuring their text on every call would cost
-        the whole history's size, where the stored count costs a column read."""
-        if self.table is memories:
-            return func.length(self.text)
-        return self.table.c.tokens
+        the whole history's size, where the stored count costs a column read. (A
+        synthesis is short: its characters.)"""
+        if self.table is messages:
+            return self.table.c.tokens
+        return func.length(self.text)
 
     def bind(self, **params: Any) -> dict[str, Any]:
         """The corpus's parameters and ``params``: what a statement built from it executes with."""
@@ -179,6 +180,20 @@ def past_turns_of(user_id: str, session_id: str, recent: int) -> Corpus:
     return Corpus(messages, user_id, _past_turns(), {
         "corpus_user": user_id, "corpus_session": session_id,
         "corpus_recent": max(recent, 1) - 1}, ("turns",))
+
+
+def syntheses_of(user_id: str, session_id: str) -> Corpus:
+    """The user's syntheses, less the one of ``session_id`` (the context carries that
+    session's own summary and recent messages)."""
+    return Corpus(syntheses, user_id, _syntheses_scope(),
+                  {"corpus_user": user_id, "corpus_session": session_id}, ("syntheses",))
+
+
+@cache
+def _syntheses_scope() -> tuple[ColumnElement[bool], ...]:
+    return (syntheses.c.user_id == bindparam("corpus_user"),
+            not_(and_(syntheses.c.kind == "session",
+                      syntheses.c.key == bindparam("corpus_session"))))
 
 
 @cache

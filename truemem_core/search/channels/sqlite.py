@@ -79,7 +79,7 @@ class _Index:
 
 @cache
 def _index(name: str) -> _Index:
-    key = "memory_id" if name == memories.name else "message_id"
+    key = {memories.name: "memory_id", "messages": "message_id"}.get(name, "synthesis_id")
     ids = table(f"{name}_fts_ids", column("rowid"), column(key))
     return _Index(ids, ids.c[key],
                   table(f"{name}_fts", column("rowid")), table(f"{name}_trgm", column("rowid")),
