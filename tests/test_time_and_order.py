@@ -32,7 +32,10 @@ def _garden(memory: TrueMem) -> None:
 
 
 def _dated_lines(context: Context) -> list[str]:
-    return [line for line in context.to_system_prompt().splitlines() if line.startswith("- [")]
+    """The dated lines of the facts and turns (the syntheses' have their own section)."""
+    sections = context.to_system_prompt().split("\n\n")
+    return [line for section in sections if not section.startswith("Summaries of earlier")
+            for line in section.splitlines() if line.startswith("- [")]
 
 
 def test_a_sequence_question_is_served_every_session_in_date_order_within_budget(

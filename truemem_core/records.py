@@ -364,15 +364,21 @@ class Context:
         return list(by_id.values())
 
     def to_system_prompt(self, *, window: bool = True) -> str:
-        """The preamble, the facts, the recalled turns and the summary; then what the
-        recent window holds that goes no later than here (see ``turns``). ``window=False``
-        leaves that out, for a caller that sends its own history instead of ``turns``."""
+        """The preamble, the facts, the syntheses, the recalled turns and the summary; then
+        what the recent window holds that goes no later than here (see ``turns``).
+        ``window=False`` leaves that out, for a caller that sends its own history instead
+        of ``turns``."""
         parts = [_PREAMBLE]
         # in a timeline the retrieved facts are in the sequence, the standing ones here
         retrieved = {hit.memory.id for hit in self.memories} if self.timeline else set()
         if facts := [m for m in self.facts if m.id not in retrieved]:
             parts.append(_FACTS_HEADER + "\n" + "\n".join(
                 _line(m, self.restated) for m in facts))
+        if self.syntheses:  # the overview before the details
+            parts.append(_SYNTHESES_HEADER + "\n" + "\n".join(
+                synthesis_line(hit.synthesis) for hit in sorted(
+                    self.syntheses, key=lambda hit: (hit.synthesis.first_at or
+                                                     hit.synthesis.created_at))))
         if self.timeline and (self.memories or self.recalled):
             parts.append(_TIMELINE_HEADER + "\n" + "\n".join(
                 _line(item, self.restated)
@@ -380,11 +386,6 @@ class Context:
         elif self.recalled:
             parts.append(_RECALLED_HEADER + "\n" + "\n".join(
                 _line(t, self.restated) for t in in_conversation_order(self.recalled)))
-        if self.syntheses:
-            parts.append(_SYNTHESES_HEADER + "\n" + "\n".join(
-                synthesis_line(hit.synthesis) for hit in sorted(
-                    self.syntheses, key=lambda hit: (hit.synthesis.first_at or
-                                                     hit.synthesis.created_at))))
         if self.summary:
             parts.append(f"Summary of the earlier conversation:\n{self.summary}")
         before, instructions, _ = _window(self.recent_messages) if window else ([], [], [])
