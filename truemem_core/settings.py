@@ -103,6 +103,9 @@ class Settings:
     """First retry delay of a failed background job."""
     sweep_interval_s: float = 30.0
     """How often pending work is re-enqueued (recovers jobs lost while the broker was down)."""
+    maintain_interval_s: float = 600.0
+    """A user's memories are maintained (scores, states) by the first exchange recorded
+    this many seconds or more after the last maintenance was queued; 0: every exchange."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.dedup_threshold <= 1.0:
@@ -118,6 +121,8 @@ class Settings:
         weights = self.channel_weights.values()
         if any(w < 0 for w in weights) or not any(weights) or self.weight_vector == 0:
             raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
+        if not 0.0 <= self.maintain_interval_s < float("inf"):
+            raise InvalidInputError("maintain_interval_s must be a number of seconds >= 0")
         if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:
             raise InvalidInputError(
                 "neighbour_seeds, neighbour_span and neighbour_window_s must be >= 0")
