@@ -5,11 +5,13 @@ the soft limit.
 Each function runs in the caller's transaction; updates go out in batches
 (one executemany), never a statement per row.
 
-``maintain`` runs after every exchange a user records, so it rewrites only the rows
-whose state changes or whose stored score is ``SCORE_STEP`` or more off: a score
-decays over days, and rewriting every memory of the user on every message (each row
-with its vector and text-search column, in the write-ahead log and left for vacuum)
-would cost the database far more than the scores are worth.
+``maintain`` reads every current memory of the user and the graph around them, so
+``record`` queues it when due, at most once a ``maintain_interval_s`` per user
+(``conversation.recording``), not after every exchange. Even so it rewrites only the
+rows whose state changes or whose stored score is ``SCORE_STEP`` or more off: a score
+decays over days, and rewriting every memory of the user on every run (each row with
+its vector and text-search column, in the write-ahead log and left for vacuum) would
+cost the database far more than the scores are worth.
 """
 
 from __future__ import annotations
