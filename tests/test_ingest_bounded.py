@@ -8,10 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from db_access import execute, rows
 from sqlalchemy import Engine, event, select, update
 
 from truemem_core import Settings, TrueMem
+from truemem_core.errors import InvalidInputError
 from truemem_core.storage.schema import jobs, memories, utcnow
 
 
@@ -75,3 +77,9 @@ def test_drain_asks_about_a_few_jobs_a_poll(memory: TrueMem) -> None:
     assert polled and max(polled) <= 64, polled
     left = rows(memory, select(jobs.c.key).where(jobs.c.status != "done"))
     assert left == []
+
+
+@pytest.mark.parametrize("interval", [-1.0, float("nan"), float("inf")])
+def test_a_maintain_interval_is_a_number_of_seconds(interval: float) -> None:
+    with pytest.raises(InvalidInputError, match="maintain_interval_s"):
+        Settings(maintain_interval_s=interval)
