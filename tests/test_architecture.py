@@ -194,7 +194,6 @@ def test_no_class_or_function_outgrows_a_reader() -> None:
 # lock order"): every other writer opens ``Database.writing``.
 UNLOCKED_WRITES = {
     ("truemem_core.jobs.runner", "run"),  # a failed job's status: one statement
-    ("truemem_core.jobs.handlers", "maintain"),  # the job's status, SQLite's index merge
     ("truemem_core.jobs.handlers", "_finish"),  # a job's status: one statement
     ("truemem_core.storage.text_indexes", "merge_some"),  # SQLite's full-text indexes
     ("truemem_core.conversation.turn", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it

@@ -39,8 +39,9 @@ def sentence(rng: random.Random) -> str:
 def store(store_url: str) -> Iterator[TrueMem]:
     """A user with memories (some critical) and two sessions of embedded messages."""
     rng = random.Random(5)
+    # maintained after every exchange: ana's records queue the same jobs as a new user's
     with TrueMem(store_url, settings=Settings(dedup_threshold=1.0, admission_threshold=0.0,
-                                              recent_messages=6)) as memory:
+                                              recent_messages=6, maintain_interval_s=0)) as memory:
         for n in range(40):
             memory.add_memory("ana", sentence(rng), importance=5 if n % 10 == 0 else 3)
         for session in ("past", "now"):

@@ -168,7 +168,8 @@ def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend
     ids = [m.id for m in state.recent]
     assert ids == sorted(ids)
     assert (recorded.user_message_id, recorded.assistant_message_id) == tuple(ids[2:])
-    assert recorded.jobs == [f"extract:{ids[2]}", f"maintain:{ids[3]}", f"synthesize:{ids[3]}"]
+    # the first exchange queued the user's maintenance; it is not due again so soon
+    assert recorded.jobs == [f"extract:{ids[2]}", f"synthesize:{ids[3]}"]
 
 
 def test_a_read_of_one_statement_runs_on_its_own(memory: TrueMem) -> None:
@@ -304,8 +305,10 @@ def test_record_counts_the_new_messages_toward_the_summary(store_url: str) -> No
 
 
 def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[int],
-                 waiting: int, threshold: int) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The reference: the jobs a batch of messages implies, rule by rule, in Python."""
+                 waiting: int, threshold: int, *, maintained: bool,
+                 ) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The reference: the jobs a batch of messages implies, rule by rule, in Python
+    (``maintained``: a maintain job of the user's was queued within the interval)."""
     found: dict[str, tuple[str, dict[str, Any]]] = {}
     covered: set[int] = set()
     for n, role in enumerate(roles):
@@ -315,7 +318,7 @@ def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[in
                 "session_id": session, "user_message_id": ids[n],
                 "assistant_message_id": reply})
             covered.update(i for i in (ids[n], reply) if i is not None)
-    if "user" in roles:
+    if "user" in roles and not maintained:
         found[f"maintain:{ids[-1]}"] = ("maintain", {"session_id": session})
     if rest := [i for i in ids if i not in covered]:
         found[f"embed:{rest[0]}"] = ("embed", {"message_ids": rest})
@@ -326,12 +329,16 @@ def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[in
     return found
 
 
-def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: str) -> None:
+@pytest.mark.parametrize("interval", [0.0, 3600.0])
+def test_the_jobs_record_queues_follow_the_rules_on_random_batches(
+    store_url: str, interval: float,
+) -> None:
     rng = random.Random(7)
     threshold = 60
-    with TrueMem(store_url, settings=Settings(summary_token_threshold=threshold)) as memory:
+    with TrueMem(store_url, settings=Settings(summary_token_threshold=threshold,
+                                              maintain_interval_s=interval)) as memory:
         memory._core.conversation.on_queued = lambda keys: None  # the rows stay to compare
-        summarized = 0
+        summarized = maintained = 0
         for n in range(40):
             session = f"s{n % 5}"
             mine = (messages.c.user_id == "ana", messages.c.session_id == session)
@@ -341,7 +348,8 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
             ids = memory.record_messages("ana", session, [(r, sentence(rng)) for r in roles])
             tokens = [row.tokens for row in rows(memory, select(messages.c.tokens).where(
                 *mine, messages.c.id.in_(ids)).order_by(messages.c.id))]
-            expected = jobs_by_rule(session, roles, ids, tokens, waiting, threshold)
+            expected = jobs_by_rule(session, roles, ids, tokens, waiting, threshold,
+                                    maintained=interval > 0 and maintained > 0)
             stored = {row.key: (row.kind, row.payload) for row in rows(
                 memory, select(jobs.c.key, jobs.c.kind, jobs.c.payload, jobs.c.user_id)
                 .where(jobs.c.key.in_(list(expected) + [f"{k}:{i}" for i in ids for k in (
@@ -349,7 +357,10 @@ def test_the_jobs_record_queues_follow_the_rules_on_random_batches(store_url: st
                        jobs.c.user_id == "ana"))}
             assert stored == expected, (roles, ids)
             summarized += any(key.startswith("summarize:") for key in expected)
+            maintained += any(key.startswith("maintain:") for key in expected)
     assert 5 < summarized < 35  # the threshold was passed, and not by every batch
+    # every batch with a user message, or only the first within the hour
+    assert maintained > 20 if interval == 0 else maintained == 1
 
 
 async def nearest_with_the_embedding_to_come(url: str) -> list[tuple[list[str], Any, Any]]:

@@ -90,14 +90,14 @@ async def test_merging_leaves_fewer_btrees_and_the_same_results(tmp_url: str) ->
 
 
 @SQLITE
-async def test_a_maintain_job_runs_a_merge_step(tmp_url: str) -> None:
+async def test_an_extraction_job_runs_a_merge_step(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         for fact in FACTS:  # one b-tree per memory, no job yet
             await memory.aadd_memory("ana", fact)
         split = (await _btrees(tmp_url))["memories_trgm"]
         for n in range(6):
             await memory.arecord("ana", "s1", f"Question {n} about the cello?", f"Answer {n}.")
-        await memory.adrain()  # the exchanges' jobs: extraction, then maintenance
+        await memory.adrain()  # each exchange's extraction job merges a step
         merged = await _btrees(tmp_url)
         assert merged["memories_trgm"] < split, (split, merged)
         assert merged["memories_trgm"] <= 3 and merged["messages_fts"] <= 3, merged

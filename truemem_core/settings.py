@@ -115,6 +115,9 @@ class Settings:
     """First retry delay of a failed background job."""
     sweep_interval_s: float = 30.0
     """How often pending work is re-enqueued (recovers jobs lost while the broker was down)."""
+    maintain_interval_s: float = 600.0
+    """A user's memories are maintained (scores, states) by the first exchange recorded
+    this many seconds or more after the last maintenance was queued; 0: every exchange."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.dedup_threshold <= 1.0:
@@ -132,6 +135,8 @@ class Settings:
             raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
         if self.weight_hop < 0:
             raise InvalidInputError("weight_hop must be >= 0")
+        if not 0.0 <= self.maintain_interval_s < float("inf"):
+            raise InvalidInputError("maintain_interval_s must be a number of seconds >= 0")
         if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:
             raise InvalidInputError(
                 "neighbour_seeds, neighbour_span and neighbour_window_s must be >= 0")

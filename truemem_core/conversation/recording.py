@@ -13,7 +13,7 @@ succeed (a look-up then an insert would let one fail on the primary key).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -24,6 +24,7 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
+    exists,
     false,
     func,
     literal_column,
@@ -65,6 +66,7 @@ async def write(
     items: Sequence[NewMessage],
     *,
     summary_threshold: int,
+    maintain_interval_s: float,
 ) -> Written:
     """Store the messages, creating the session, and queue their jobs.
 
@@ -73,7 +75,8 @@ async def write(
     """
     now = utcnow()
     values = {"user_id": user_id, "session_id": session_id, "now": now,
-              "threshold": summary_threshold}
+              "threshold": summary_threshold,
+              "maintained_since": now - timedelta(seconds=maintain_interval_s)}
     if conn.dialect.name == "postgresql":
         rows = await fetch_all(conn, _WRITE_PG, {**values, **_columns(items, now)})
         ids = [row.id for row in rows if row.id is not None]
@@ -154,7 +157,11 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
 
     - each user message is extracted, with the assistant reply right after it (both get
       their embeddings there);
-    - then, if there was a user message, the user's memories are maintained;
+    - then, if there was a user message, the user's memories are maintained, when that
+      is due: no maintain job of the user's was queued since ``maintained_since`` (one
+      probe of ``ix_jobs_user_kind_created``). Maintenance reads all the user's
+      memories; scores decay over days, so once a ``maintain_interval_s`` is plenty,
+      and a burst of exchanges costs one run, not one per exchange;
     - the messages no extraction covers are embedded (one job);
     - the session is summarised once its unsummarised tokens pass the threshold;
     - if there was a user message, the session's synthesis is rebuilt (keyed by the last
@@ -190,8 +197,12 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
         _text("assistant_message_id"),
         case((rows.c.next_role == "assistant", rows.c.next_id), else_=null())),
     ).where(rows.c.role == "user")
+    maintained = exists().where(
+        jobs.c.user_id == bindparam("user_id", type_=jobs.c.user_id.type),
+        jobs.c.kind == "maintain",
+        jobs.c.created_at > bindparam("maintained_since", type_=UTCDateTime()))
     maintain = job("maintain", totals.c.last, _json_object(_text("session_id"), session)
-                   ).where(totals.c.said == 1)
+                   ).where(totals.c.said == 1, ~maintained)
     embed = job("embed", rest.c.first, rest.c.payload).where(rest.c.count > 0)
     summarize = job("summarize", totals.c.last, _json_object(_text("session_id"), session)
                     ).where(waiting + totals.c.tokens > bindparam("threshold", type_=Integer))

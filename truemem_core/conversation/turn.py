@@ -359,7 +359,8 @@ class Conversation:
                     else self.db.transaction()) as conn:
             written = await recording.write(
                 conn, user, session, items,
-                summary_threshold=self.settings.summary_token_threshold)
+                summary_threshold=self.settings.summary_token_threshold,
+                maintain_interval_s=self.settings.maintain_interval_s)
         self.on_queued(written.jobs)
         stored = iter(written.ids)
         return [None if item is None else next(stored) for item in checked], written.jobs

@@ -156,14 +156,17 @@ async def _superseded_by(conn: AsyncConnection, user: str, memory_id: str) -> li
 async def _current(
     conn: AsyncConnection, user: str, specs: Sequence[RelationSpec]
 ) -> list[Current]:
-    """The current relations from the new relations' sources, of their types (one read)."""
+    """The current relations from the new relations' sources, of their types (one read:
+    the sources by name, then their relations by source, never all the user's)."""
     r, source, target = graph_relations, aliased(graph_entities), aliased(graph_entities)
+    named = select(graph_entities.c.id).where(
+        graph_entities.c.user_id == user,
+        graph_entities.c.norm.in_(sorted({norm(s.source) for s in specs})))
     rows: Any = await conn.execute(
         select(source.c.name.label("source"), r.c.type, target.c.name.label("target"),
                r.c.evidence_memory_ids)
         .join(source, source.c.id == r.c.source_id).join(target, target.c.id == r.c.target_id)
-        .where(r.c.user_id == user, r.c.invalidated_at.is_(None), r.c.valid_to.is_(None),
-               r.c.type.in_(sorted({s.type for s in specs})),
-               source.c.norm.in_(sorted({norm(s.source) for s in specs}))))
+        .where(r.c.user_id == user, r.c.source_id.in_(named), r.c.invalidated_at.is_(None),
+               r.c.valid_to.is_(None), r.c.type.in_(sorted({s.type for s in specs}))))
     return [Current(row.source, row.type, row.target, tuple(row.evidence_memory_ids or ()))
             for row in rows]

@@ -38,6 +38,7 @@ from truemem_core.storage.schema import utcnow
 log = logging.getLogger("truemem.jobs")
 
 _SWEEP_BATCH = 500
+_POLL_KEYS = 64  # jobs ``drain`` asks about per poll
 PAUSE_AFTER_FAILURE_S = 1.0  # after a failed send, keys wait for drain and the sweep this long
 STOP_TIMEOUT_S = 5.0  # closing waits this long for sends in flight (a hung broker's are left)
 
@@ -214,10 +215,16 @@ class Dispatcher:
                     f"pending jobs could not be read within {timeout}s") from exc
         last_send = 0.0
         while self._mine:
+            # a few keys a poll, not the whole backlog: polled every 20 ms on the loop the
+            # jobs run on, a thousand keys a poll would slow the very jobs it waits for
+            checked = sorted(self._mine)[:_POLL_KEYS]
             async with self.db.autocommit() as conn:
-                self._mine &= await outbox.unfinished(conn, sorted(self._mine))
+                still = await outbox.unfinished(conn, checked)
+            self._mine.difference_update(set(checked) - still)
             if not self._mine:
                 return
+            if not still:
+                continue  # those were done: the next few at once
             if time.monotonic() - last_send > 0.5 and self._unsent:
                 last_send = time.monotonic()
                 self.enqueue(sorted(self._unsent))

@@ -29,7 +29,7 @@ from truemem_core.language import (
     summarize_extractive,
     summarize_with_llm,
 )
-from truemem_core.memory import write
+from truemem_core.memory import maintenance, write
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import Source
 from truemem_core.search.recall import store_embeddings
@@ -98,6 +98,9 @@ class Handlers:
                                       message_id=said.id, said_at=said.created_at, now=utcnow())
                     # what the new facts did not replace ends with the memories it closed
                     await end_with_their_memories(conn, user, [stored.id], said.created_at)
+            # every exchange's writes split SQLite's full-text indexes: a bounded step
+            # merges them while the lock is held anyway (maintenance is not per exchange)
+            await text_indexes.merge(conn)
 
     async def _facts(
         self, said: str, answered: str, known: Sequence[str]
@@ -181,12 +184,11 @@ class Handlers:
                                      self.memories.embedder.model_name)
 
     async def maintain(self, job: Any) -> None:
-        """Dynamic scores, lifecycle states and pruning for the job's user; then a step
-        of merging SQLite's full-text indexes, which every exchange's writes split."""
-        await self.memories.maintain(job.user_id)
-        async with self.db.transaction() as conn:
+        """Dynamic scores, lifecycle states and pruning for the job's user: queued by
+        ``record`` at most once a ``maintain_interval_s`` (``conversation.recording``)."""
+        async with self.db.writing(job.user_id) as conn:
             if await outbox.finish(conn, job.key):
-                await text_indexes.merge(conn)
+                await maintenance.maintain(conn, self.memories.env, job.user_id)
 
     async def _finish(self, key: str) -> None:
         async with self.db.transaction() as conn:

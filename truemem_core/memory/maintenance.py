@@ -5,11 +5,13 @@ the soft limit.
 Each function runs in the caller's transaction; updates go out in batches
 (one executemany), never a statement per row.
 
-``maintain`` runs after every exchange a user records, so it rewrites only the rows
-whose state changes or whose stored score is ``SCORE_STEP`` or more off: a score
-decays over days, and rewriting every memory of the user on every message (each row
-with its vector and text-search column, in the write-ahead log and left for vacuum)
-would cost the database far more than the scores are worth.
+``maintain`` reads every current memory of the user and the graph around them, so
+``record`` queues it when due, at most once a ``maintain_interval_s`` per user
+(``conversation.recording``), not after every exchange. Even so it rewrites only the
+rows whose state changes or whose stored score is ``SCORE_STEP`` or more off: a score
+decays over days, and rewriting every memory of the user on every run (each row with
+its vector and text-search column, in the write-ahead log and left for vacuum) would
+cost the database far more than the scores are worth.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.graph.propagation import PROPAGATION_GAIN, links, support
@@ -61,12 +63,7 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     The caller's transaction holds the user's lock (``Database.writing``).
     """
     now = utcnow()
-    found = (await conn.execute(select(
-        memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
-        memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
-        memories.c.reinforcements, memories.c.feedback, memories.c.dynamic_score,
-        memories.c.valid_to,
-    ).where(memories.c.user_id == user))).all()
+    found = (await conn.execute(_SCORED, {"owner": user})).all()
     current = [row for row in found if row.valid_to is None]
     held = await _propagated(conn, user, current)
     settings = env.settings
@@ -113,6 +110,17 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     return changed
 
 
+# what ``maintain`` reads: a closed, archived fact keeps its state and score, so it is
+# not read at all
+_SCORED = select(
+    memories.c.id, memories.c.importance, memories.c.source, memories.c.state,
+    memories.c.retrievals, memories.c.last_accessed_at, memories.c.created_at,
+    memories.c.reinforcements, memories.c.feedback, memories.c.dynamic_score,
+    memories.c.valid_to,
+).where(memories.c.user_id == bindparam("owner"),
+        or_(memories.c.valid_to.is_(None), memories.c.state != "archived"))
+
+
 async def _propagated(conn: AsyncConnection, user: str, current: Sequence[Any]) -> dict[str, float]:
     """Each memory's support from the graph around it (``graph.propagation``): a memory
     linked through entities to important, often-retrieved ones decays slower."""
@@ -128,7 +136,8 @@ async def prune_excess(conn: AsyncConnection, env: MemoryEnv, user: str) -> list
     The caller holds the user's lock.
     """
     settings = env.settings
-    live = (memories.c.user_id == user) & (memories.c.state != "archived")
+    # two ranges of ix_memories_user_state_importance, never the archived history
+    live = (memories.c.user_id == user) & memories.c.state.in_(["active", "ephemeral"])
     count = (await conn.execute(select(func.count()).where(live))).scalar_one()
     excess = count - settings.memory_limit
     if excess <= 0:

@@ -141,6 +141,7 @@ memories = Table(
     Column("superseded_by", Id, nullable=True),
     Index("ix_memories_user_created", "user_id", "created_at"),
     Index("ix_memories_user_state_importance", "user_id", "state", "importance"),  # 0014
+    Index("ix_memories_user_superseded", "user_id", "superseded_by"),  # 0022
 )
 
 memory_events = Table(
@@ -223,6 +224,7 @@ jobs = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_jobs_status_created", "status", "created_at"),
+    Index("ix_jobs_user_kind_created", "user_id", "kind", "created_at"),  # 0022
 )
 
 # Keys of the HTTP service (truemem_server): hashes only, never the key (0009).

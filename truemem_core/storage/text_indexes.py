@@ -7,7 +7,7 @@ trigram channel's terms: every 3-letter fragment of the query's words). ``merge`
 runs one step of FTS5's own merging on each index: at most ``pages`` pages written,
 and only b-trees that share a level (two are enough, migration 0015), so a step
 holds the write lock for milliseconds, and merging into a large b-tree is spread
-over many steps. The worker runs one after each exchange's maintenance
+over many steps. The worker runs one at the end of each exchange's extraction
 (``jobs.handlers``), and a few on each of its sweeps (``merge_some``) for what is
 written with no exchange (``add_memory``, imports): a store at rest settles at one to
 three b-trees per index, a store being written to at a few more (what it saves a
