@@ -82,7 +82,7 @@ def listened(memory: TrueMem) -> Iterator[None]:
 
 def served(memory: TrueMem, message: str) -> tuple[Any, ...]:
     context = memory.get_context("ana", "now", message)
-    memory._loop.run(memory._core.conversation.settle())  # retrieval counts written
+    memory._loop.run(memory._core.conversation.counts.settle())  # retrieval counts written
     return (context.memories, context.recalled, context.critical, context.recent_messages,
             context.summary, memory.search("ana", message))
 

@@ -25,7 +25,7 @@ from sqlalchemy import event, select, update
 from sqlalchemy.engine import Engine
 
 from truemem_core import Settings, StorageError, TrueMem
-from truemem_core.conversation import turn
+from truemem_core.conversation import retrieval_counts
 from truemem_core.records import Context
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import memories, memory_events, utcnow
@@ -38,7 +38,7 @@ ASKS = ["where do I live?", "what is my job?", "which music do I play?", "what c
 
 def settle(memory: TrueMem) -> None:
     """``Conversation.settle`` alone (``drain`` also looks at the jobs)."""
-    memory._loop.run(memory._core.conversation.settle())
+    memory._loop.run(memory._core.conversation.counts.settle())
 
 
 def stored(memory: TrueMem) -> dict[tuple[str, str], int]:
@@ -89,7 +89,7 @@ def sent_during(work: Callable[[], None]) -> tuple[list[str], int]:
 def test_users_retrieved_within_one_pause_are_written_in_one_transaction(
     memory: TrueMem, backend: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(turn, "_COUNTS_EVERY_S", 600.0)  # nothing written unless settled
+    monkeypatch.setattr(retrieval_counts, "COUNTS_EVERY_S", 600.0)  # nothing written unless settled
     users = ["ana", "bob", "cy", "dee"]
     add_facts(memory, users)
     contexts = [memory.get_context(user, "s", ask) for user in users for ask in ASKS[:3]]
@@ -109,7 +109,7 @@ def test_users_retrieved_within_one_pause_are_written_in_one_transaction(
 def test_counts_over_many_concurrent_calls_equal_what_was_served(
     memory: TrueMem, monkeypatch: pytest.MonkeyPatch, seed: int,
 ) -> None:
-    monkeypatch.setattr(turn, "_COUNTS_EVERY_S", 0.02)  # many writes during the calls
+    monkeypatch.setattr(retrieval_counts, "COUNTS_EVERY_S", 0.02)  # many writes during the calls
     rng = random.Random(seed)
     users = ["ana", "bob", "cy"]
     add_facts(memory, users)
@@ -137,7 +137,7 @@ def test_counts_over_many_concurrent_calls_equal_what_was_served(
 def test_erase_user_racing_the_writer_leaves_nothing_of_the_user(
     memory: TrueMem, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(turn, "_COUNTS_EVERY_S", 0.0)  # writing all the time
+    monkeypatch.setattr(retrieval_counts, "COUNTS_EVERY_S", 0.0)  # writing all the time
     add_facts(memory, ["ana", "bob"])
 
     async def race() -> list[Any]:
@@ -187,7 +187,7 @@ def test_a_failed_write_keeps_its_counts_for_the_next(
 def test_memories_superseded_before_the_write_are_not_counted(
     memory: TrueMem, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(turn, "_COUNTS_EVERY_S", 600.0)
+    monkeypatch.setattr(retrieval_counts, "COUNTS_EVERY_S", 600.0)
     add_facts(memory, ["ana"])
     context = memory.get_context("ana", "s", "where do I live and work?")
     first, *rest = [hit.memory.id for hit in context.memories]

@@ -77,7 +77,7 @@ class Core:
         if (isinstance(timeout, bool) or not isinstance(timeout, int | float)
                 or not 0 <= timeout < math.inf):
             raise InvalidInputError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-        await self.conversation.settle()
+        await self.conversation.counts.settle()
         await self.jobs.drain(timeout)
 
     async def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
@@ -93,7 +93,7 @@ class Core:
     async def close(self) -> None:
         try:
             await self.jobs.close()
-            await self.conversation.settle()
+            await self.conversation.counts.settle()
             await self.db.close()
         finally:
             await asyncio.to_thread(offload.release)

@@ -73,18 +73,11 @@ def pack(
     present = {m.id for m in always}
     stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
     told: set[int] = set()  # turns served whole: they say what was extracted from them
-    found: list[ScoredMemory | RecalledTurn] = sorted(
-        [*hits, *turns], key=lambda item: -item.score)
-    ranked: list[ScoredMemory | RecalledTurn | ScoredSynthesis]
-    if order is not None:
-        ranked = [*sorted(syntheses, key=lambda item: -item.score), *order(found)]
-    else:
-        ranked = sorted([*found, *syntheses], key=lambda item: -item.score)
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
     summaries: list[ScoredSynthesis] = []
     spent = summarised = 0
-    for item in ranked:
+    for item in _taking_order(hits, turns, syntheses, order):
         if isinstance(item, ScoredSynthesis):
             cost = count(synthesis_line(item.synthesis) + "\n")
             if spent + cost <= budget and summarised + cost <= budget // SYNTHESES_SHARE:
@@ -116,6 +109,22 @@ def pack(
             if item is whole:
                 told.add(item.message_id)
     return Packed(memories, recalled, spent, summaries)
+
+
+def _taking_order(
+    hits: Sequence[ScoredMemory],
+    turns: Sequence[RecalledTurn],
+    syntheses: Sequence[ScoredSynthesis],
+    order: Callable[[list[ScoredMemory | RecalledTurn]], list[ScoredMemory | RecalledTurn]]
+    | None,
+) -> list[ScoredMemory | RecalledTurn | ScoredSynthesis]:
+    """Everything found, best first; with ``order``, the syntheses first, then the facts
+    and turns as ``order`` lays them out."""
+    found: list[ScoredMemory | RecalledTurn] = sorted(
+        [*hits, *turns], key=lambda item: -item.score)
+    if order is None:
+        return sorted([*found, *syntheses], key=lambda item: -item.score)
+    return [*sorted(syntheses, key=lambda item: -item.score), *order(found)]
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:

@@ -10,12 +10,10 @@ messages and the jobs they imply in one transaction; the jobs run later (``jobs/
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import functools
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -30,6 +28,7 @@ from truemem_core._validation import (
 )
 from truemem_core.conversation import recording, sessions, timeline
 from truemem_core.conversation.packing import pack
+from truemem_core.conversation.retrieval_counts import RetrievalCounts
 from truemem_core.embeddings import TokenCounter, Vector, compute
 from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
@@ -62,7 +61,6 @@ T = TypeVar("T")
 _COUNT_INLINE_CHARS = 1_000  # token counting: about a tenth of a millisecond of tiktoken
 _PACK_INLINE_CHARS = 8_000  # a context's texts: about half a millisecond, less than a hop
 _DETECT_INLINE_CHARS = 200  # "remember that ..." detection: half a millisecond at most
-_COUNTS_EVERY_S = 0.2  # retrieval counts are written at most this often, all users at once
 
 
 async def _together(*steps: Awaitable[Any]) -> list[Any]:
@@ -121,9 +119,7 @@ class Conversation:
         self.tokens = CachedCounter(tokens)  # contexts count the same texts call after call
         self.settings = settings
         self.on_queued = on_queued  # hands the keys of committed jobs to the dispatcher
-        self._unwritten: dict[str, Counter[str]] = {}  # retrieval counts not yet written
-        self._flusher: asyncio.Future[None] | None = None  # writes them while there are any
-        self._hurry = asyncio.Event()  # set by settle: write without the pause
+        self.counts = RetrievalCounts(memories)
 
     def _check(self, user_id: Any, session_id: Any) -> tuple[str, str]:
         return (self.memories.check_user(user_id),
@@ -155,7 +151,7 @@ class Conversation:
             critical=critical, timings=timings, timeline=spread, syntheses=summaries)
         context, tokens = await timings.time("pack", _inline_unless(
             _chars(found) > _PACK_INLINE_CHARS, self._assemble, found))
-        self._count_retrievals(user, [hit.memory.id for hit in context.memories])
+        self.counts.add(user, [hit.memory.id for hit in context.memories])
         timings["total"] = round((time.perf_counter() - began) * 1000, 3)
         return dataclasses.replace(context, tokens=tokens)
 
@@ -269,49 +265,6 @@ class Conversation:
             except InvalidInputError as exc:  # e.g. longer than max_text_chars: not a fact
                 log.warning("did not store an explicit request: %s", exc)
         return stored
-
-    def _count_retrievals(self, user: str, ids: list[str]) -> None:
-        """Retrieval counts feed adaptive importance; written off the request path by one
-        flusher for all users: counts wait up to ``_COUNTS_EVERY_S``, then every user's
-        go in one transaction, so a busy instance writes a few times a second, not per call."""
-        if ids:
-            self._add({user: Counter(ids)})
-
-    def _add(self, counts: dict[str, Counter[str]]) -> None:
-        for user, served in counts.items():
-            self._unwritten.setdefault(user, Counter()).update(served)
-        if self._unwritten and self._flusher is None:
-            self._flusher = asyncio.ensure_future(self._write_counts())
-            self._flusher.add_done_callback(self._settled)
-
-    async def _write_counts(self) -> None:
-        try:
-            while self._unwritten:
-                if not self._hurry.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(_COUNTS_EVERY_S):
-                            await self._hurry.wait()
-                counts, self._unwritten = self._unwritten, {}
-                try:
-                    await self.memories.touch(counts)
-                except BaseException:
-                    self._add(counts)  # kept for the next write, beside what came meanwhile
-                    raise
-        finally:  # after a failure, the next counts (or settle) start the next write
-            self._flusher = None
-            self._hurry.clear()
-
-    def _settled(self, task: asyncio.Future[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("could not count a retrieval: %s", task.exception())
-
-    async def settle(self) -> None:
-        """Write the pending retrieval counts now, without the pause; returns once they
-        are written (or their write failed: they then wait for the next write)."""
-        self._add({})  # starts a write of what a failed one left
-        while (flusher := self._flusher) is not None:
-            self._hurry.set()
-            await asyncio.wait({flusher})
 
     # -- record -----------------------------------------------------------------
 
