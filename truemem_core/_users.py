@@ -5,11 +5,13 @@ Each is one transaction across long-term memory and conversations.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from truemem_core._validation import malformed
 from truemem_core.conversation import sessions
+from truemem_core.conversation.passages import cut, is_long
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import portability as graph_portability
@@ -25,6 +27,7 @@ from truemem_core.storage.schema import (
     memories,
     memory_events,
     messages,
+    passages,
     store_items,
     utcnow,
 )
@@ -69,11 +72,19 @@ class Users:
         kept = store.parse_exported(data.get("store_items"), data.get("user_id"), user)
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
-        said_vectors = await self.memories.embed(said)  # recallable at once
+        # passages are derived data, not exported: cut again from the messages, and
+        # embedded with them, so the import is recallable at once
+        settings = self.memories.settings
+        cuts = await asyncio.to_thread(lambda: [
+            cut(text, tokens, settings.passage_tokens)
+            if is_long(tokens := self.tokens.count(text), settings.recall_turn_tokens)
+            else [] for text in said])
+        embedded = await self.memories.embed(
+            said + [part.content for parts in cuts for part in parts])
         async with self.db.writing(user) as conn:
             said_ids = await sessions.import_sessions(
-                conn, user, chats, said_vectors, self.memories.embedder.model_name,
-                self.tokens.count)
+                conn, user, chats, embedded[: len(said)], self.memories.embedder.model_name,
+                self.tokens.count, cuts, embedded[len(said):])
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name, deleted,
                                                     said_ids)
@@ -89,7 +100,7 @@ class Users:
         user = self.memories.check_user(user_id)
         async with self.db.writing(user) as conn:
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
-            for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
-                          store_items, *GRAPH_TABLES):
+            for table in (memory_events, passages, messages, sessions_table, jobs,
+                          admission_rejections, store_items, *GRAPH_TABLES):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)

@@ -80,7 +80,12 @@ class Settings:
     """Tokens of retrieved facts and recalled turns in a context, packed best first
     (explicit and critical memories come on top of it)."""
     recall_turn_tokens: int = 150
-    """Longest a recalled turn may be in the context: a longer one is cut there ("…")."""
+    """Longest a recalled turn may be in the context: a longer message is searched and
+    served by its passages (``passage_tokens``), one recorded before it had any is cut
+    there ("…")."""
+    passage_tokens: int = 100
+    """Longest passage a long message is cut into (at sentence and paragraph breaks)
+    when its background job embeds it; each is searched and served on its own."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
@@ -108,7 +113,7 @@ class Settings:
         if not 0.0 < self.dedup_threshold <= 1.0:
             raise InvalidInputError("dedup_threshold must be in (0, 1]")
         for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars",
-                     "recall_k", "recall_turn_tokens"):
+                     "recall_k", "recall_turn_tokens", "passage_tokens"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
         if self.critical_limit < 0 or self.context_token_budget < 0:

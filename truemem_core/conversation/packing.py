@@ -16,9 +16,17 @@ An item costs its line in the system prompt, line break included: the prompt's o
 count then finds those lines counted already (``CachedCounter.count_lines``).
 
 A long turn (an assistant's essay, a pasted document) would spend the budget of
-several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
-facts people ask about are stated early, and a question over several sessions
-needs turns from each of them.
+several others: it is recalled by its passages (``conversation.passages``), each
+served on its own. Passages of one message never overlap, and those of one message
+that fit are served as one turn, in the message's order, adjacent ones joined, a gap
+marked "…" (and a start past the message's own): the line's date and speaker are paid
+once, and the model reads the parts as one text. Each added passage costs what it
+adds to that line. A passage says one part of its message, so, like a turn cut short,
+it stands for no fact extracted from the message, and a fact does not stand for it; a
+message is served whole or by passages, never both (``search.recall`` finds it one
+way or the other). A turn recalled whole that is longer than ``turn_tokens`` (one
+recorded before its passages were made) is cut to its first ``turn_tokens`` tokens
+("…").
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from truemem_core.records import Memory, RecalledTurn, ScoredMemory, fact_line, turn_line
+
+_GAP = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +65,30 @@ def pack(
     memories: list[ScoredMemory] = []
     recalled: list[RecalledTurn] = []
     spent = 0
+    parts: dict[int, _Parts] = {}  # message id -> its passages served so far
     for item in ranked:
         if isinstance(item, ScoredMemory):
             memory = item.memory
             if memory.id in present or memory.source_message_id in told:
                 continue
             cost = count(fact_line(memory) + "\n")
+        elif item.passages:
+            served = parts.get(item.message_id)
+            pieces = {**(served.pieces if served else {}),
+                      **dict.fromkeys(item.passages, excerpt(item, turn_tokens, count).content)}
+            merged = _merged(served.turn if served else item, pieces, count)
+            line = count(turn_line(merged) + "\n")
+            cost = line - (served.cost if served else 0)
+            if spent + cost > budget:
+                continue
+            spent += cost
+            parts[item.message_id] = _Parts(merged, pieces, line,
+                                            served.index if served else len(recalled))
+            if served:
+                recalled[served.index] = merged
+            else:
+                recalled.append(merged)
+            continue
         else:
             if item.message_id in stood_for:
                 continue
@@ -79,6 +107,28 @@ def pack(
             if item is whole:
                 told.add(item.message_id)
     return Packed(memories, recalled, spent)
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    turn: RecalledTurn  # as served: the passages joined
+    pieces: dict[int, str]  # passage place -> its text
+    cost: int  # of the served line
+    index: int  # in the recalled list
+
+
+def _merged(
+    turn: RecalledTurn, pieces: dict[int, str], count: Callable[[str], int]
+) -> RecalledTurn:
+    """``turn`` serving ``pieces`` (passages of its message) in order: adjacent ones
+    joined, a gap (or a start past the message's) marked "…"."""
+    places = sorted(pieces)
+    text = f"{_GAP} " if places[0] > 0 else ""
+    for n, place in enumerate(places):
+        if n:
+            text += " " if place == places[n - 1] + 1 else f" {_GAP} "
+        text += pieces[place]
+    return dataclasses.replace(turn, content=text, tokens=count(text), passages=tuple(places))
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:

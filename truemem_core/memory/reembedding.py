@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.storage.database import Database
-from truemem_core.storage.schema import memories, messages
+from truemem_core.storage.schema import memories, messages, passages
 
-TEXTS: dict[Table, Column[Any]] = {memories: memories.c.text, messages: messages.c.content}
+TEXTS: dict[Table, Column[Any]] = {memories: memories.c.text, messages: messages.c.content,
+                                   passages: passages.c.content}
 
 
 def stale(table: Table, model: str) -> ColumnElement[bool]:
