@@ -5,15 +5,18 @@ and never reach another user."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import db_access
+import numpy as np
 from sqlalchemy import func, select, table
 from test_cli import TinyEmbedder
 
 from truemem_core import Settings, TrueMem
 from truemem_core.conversation.passages import cut
-from truemem_core.embeddings import TiktokenCounter
+from truemem_core.embeddings import TiktokenCounter, default_embedder
 from truemem_core.records import turn_line
 from truemem_core.storage.schema import messages, passages
 
@@ -171,3 +174,36 @@ def test_an_import_rebuilds_passages_it_does_not_carry_them(memory: TrueMem) -> 
     context = memory.get_context("cy", "now", "Where is the staging database password kept?")
     assert context.recalled[0].message_id == said[0].id
     assert "secret/staging/postgres" in context.recalled[0].content
+
+
+class _Counting:
+    """The default embedder, counting its calls and the texts of each."""
+
+    def __init__(self) -> None:
+        self.inner = default_embedder()
+        self.model_name, self.dimension = self.inner.model_name, self.inner.dimension
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_a_long_turn_and_its_passages_are_embedded_in_one_call(store_url: str) -> None:
+    """The job embeds the user's turn and the reply's passages in one batch; the reply's
+    own vector is the mean of its passages' (no second pass over its head)."""
+    embedder = _Counting()
+    with TrueMem(store_url, embedder=embedder) as memory:
+        ids = memory.record_messages("ana", "ops", [("user", "Infra tips?", MAY),
+                                                    ("assistant", SHORT_ESSAY, MAY)])
+        memory.drain()
+    stored = db_access.rows(store_url, select(passages.c.content, passages.c.embedding)
+                            .where(passages.c.message_id == ids[1]).order_by(passages.c.ordinal))
+    assert ["Infra tips?", *(row.content for row in stored)] in embedder.calls
+    assert not any(SHORT_ESSAY in call for call in embedder.calls)
+    vectors = np.asarray([np.asarray(row.embedding, dtype=np.float32) for row in stored])
+    mean = vectors.mean(axis=0)
+    reply = db_access.rows(store_url, select(messages.c.embedding).where(
+        messages.c.id == ids[1]))[0].embedding
+    assert np.allclose(np.asarray(reply, dtype=np.float32), mean / np.linalg.norm(mean),
+                       atol=1e-5)

@@ -11,7 +11,7 @@ from typing import Any
 
 from truemem_core._validation import malformed
 from truemem_core.conversation import sessions
-from truemem_core.conversation.passages import cut, is_long
+from truemem_core.conversation.passages import embed_messages
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import portability as graph_portability
@@ -74,17 +74,13 @@ class Users:
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
         # passages are derived data, not exported: cut again from the messages, and
         # embedded with them, so the import is recallable at once
-        settings = self.memories.settings
-        cuts = await asyncio.to_thread(lambda: [
-            cut(text, tokens, settings.passage_tokens)
-            if is_long(tokens := self.tokens.count(text), settings.recall_turn_tokens)
-            else [] for text in said])
-        embedded = await self.memories.embed(
-            said + [part.content for parts in cuts for part in parts])
+        counts = await asyncio.to_thread(lambda: [self.tokens.count(text) for text in said])
+        said_vectors, cuts, passage_vectors = await embed_messages(
+            list(zip(said, counts, strict=True)), self.memories.settings, self.memories.embed)
         async with self.db.writing(user) as conn:
             said_ids = await sessions.import_sessions(
-                conn, user, chats, embedded[: len(said)], self.memories.embedder.model_name,
-                self.tokens.count, cuts, embedded[len(said):])
+                conn, user, chats, said_vectors, self.memories.embedder.model_name,
+                counts, cuts, passage_vectors)
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name, deleted,
                                                     said_ids)

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core.embeddings.protocol import Vector
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages, passages
 
@@ -100,17 +102,38 @@ def _sentences(text: str, most: int) -> list[tuple[int, int]]:
     return spans
 
 
-async def of_messages(
-    found: Sequence[Any], settings: Settings
-) -> list[tuple[Any, list[Passage]]]:
-    """(message, its passages) for each long one of ``found`` (anything with ``content``
-    and ``tokens``); cut in a thread, so a long message never holds up other users'
-    calls."""
-    long = [m for m in found if is_long(m.tokens, settings.recall_turn_tokens)]
-    if not long:
-        return []
-    return await asyncio.to_thread(
-        lambda: [(m, cut(m.content, m.tokens, settings.passage_tokens)) for m in long])
+async def embed_messages(
+    said: Sequence[tuple[str, int]], settings: Settings,
+    embed: Callable[[list[str]], Awaitable[Vector]],
+) -> tuple[Vector, list[list[Passage]], Vector]:
+    """For each (content, tokens) of ``said``: its vector and its passages (none for a
+    short message), then the passages' vectors, in order, all made by one ``embed`` call.
+
+    A long message is searched by its passages, so its own vector (which conversation
+    recall does not read) is the mean of theirs, normalised: a second pass of the model
+    over its first 256 tokens would cost ingest a quarter more for nothing. Messages are
+    cut in a thread, so a long one never holds up other users' calls."""
+    def cut_all() -> list[list[Passage]]:
+        return [cut(text, tokens, settings.passage_tokens)
+                if is_long(tokens, settings.recall_turn_tokens) else [] for text, tokens in said]
+
+    parts = await asyncio.to_thread(cut_all) if any(
+        is_long(tokens, settings.recall_turn_tokens) for _, tokens in said) else [[]] * len(said)
+    whole = [text for (text, _), mine in zip(said, parts, strict=True) if not mine]
+    vectors = await embed(whole + [part.content for mine in parts for part in mine])
+    passage_vectors = vectors[len(whole):]
+    rows, next_whole, next_part = [], 0, 0
+    for mine in parts:
+        if mine:
+            mean = passage_vectors[next_part:next_part + len(mine)].mean(axis=0)
+            rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+            next_part += len(mine)
+        else:
+            rows.append(vectors[next_whole])
+            next_whole += 1
+    dimension = vectors.shape[1] if len(vectors) else 0
+    message_vectors = np.asarray(rows, dtype=np.float32).reshape(len(said), dimension)
+    return message_vectors, parts, passage_vectors
 
 
 async def store(

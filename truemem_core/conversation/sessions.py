@@ -212,15 +212,15 @@ def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
 
 async def import_sessions(
     conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], vectors: Any,
-    model_name: str, count: Any, cuts: Sequence[Sequence[Passage]] = (),
-    passage_vectors: Any = (),
+    model_name: str, tokens: Sequence[int], cuts: Sequence[Sequence[Passage]],
+    passage_vectors: Any,
 ) -> dict[int, int]:
     """Write validated sessions under ``user_id`` (new message ids, same order), with
-    ``vectors``: one embedding per message, in order, made by ``model_name``; and each
-    message's passages (``cuts``, in the same order: none for a short one) with
-    ``passage_vectors``, in order. Returns each message's new id by its exported one. A
-    session the user already has is refused (``InvalidInputError``), not merged into or
-    replaced: an import never loses what the user said."""
+    ``vectors``: one embedding per message, in order, made by ``model_name``, and their
+    ``tokens``; and each message's passages (``cuts``, in the same order: none for a
+    short one) with ``passage_vectors``, in order. Returns each message's new id by its
+    exported one. A session the user already has is refused (``InvalidInputError``), not
+    merged into or replaced: an import never loses what the user said."""
     wanted = [item["session_id"] for item in parsed]
     taken = wanted and (await conn.execute(union(*(
         select(table.c.session_id).where(table.c.user_id == user_id,
@@ -231,24 +231,23 @@ async def import_sessions(
             f"the user already has session {sorted(taken)[0]!r}: clear_session() it first, "
             "or import under another user")
     now = utcnow()
-    embeddings = iter(vectors)
-    parts = iter(cuts)
+    embeddings, counts, parts = iter(vectors), iter(tokens), iter(cuts)
     new_ids: dict[int, int] = {}
     written: list[tuple[Message, Sequence[Passage]]] = []
     for item in parsed:
         ids = []
         for turn in item["messages"]:
-            tokens = count(turn["content"])
+            count = next(counts)
             result = await conn.execute(messages.insert().values(
                 user_id=user_id, session_id=item["session_id"], role=turn["role"],
-                content=turn["content"], tokens=tokens,
+                content=turn["content"], tokens=count,
                 summarized=turn["summarized"], created_at=turn["created_at"],
                 embedding=next(embeddings), embedding_model=model_name))
             key = result.inserted_primary_key
             assert key is not None
             ids.append(int(key[0]))
-            written.append((Message(ids[-1], turn["role"], turn["content"], tokens,
-                                    turn["created_at"]), next(parts, ())))
+            written.append((Message(ids[-1], turn["role"], turn["content"], count,
+                                    turn["created_at"]), next(parts)))
             if turn["exported_id"] is not None:
                 new_ids[turn["exported_id"]] = ids[-1]
         folded = [i for i, t in zip(ids, item["messages"], strict=True) if t["summarized"]]

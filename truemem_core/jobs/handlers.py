@@ -157,13 +157,11 @@ class Handlers:
     async def _embedded(
         self, turns: Sequence[Message]
     ) -> tuple[Vector, list[tuple[Message, list[passages.Passage]]], Vector]:
-        """The turns' vectors; the long ones cut into passages (``conversation.passages``),
-        and the passages' vectors, made in the same batch as the turns'."""
-        cuts = await passages.of_messages(turns, self.settings)
-        texts = [turn.content for turn in turns]
-        vectors = await self.memories.embed(
-            texts + [part.content for _, parts in cuts for part in parts])
-        return vectors[: len(texts)], cuts, vectors[len(texts):]
+        """The turns' vectors, the long ones' passages and the passages' vectors, made in
+        one batch (``conversation.passages``)."""
+        vectors, parts, passage_vectors = await passages.embed_messages(
+            [(turn.content, turn.tokens) for turn in turns], self.settings, self.memories.embed)
+        return vectors, list(zip(turns, parts, strict=True)), passage_vectors
 
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user; then a step
