@@ -81,7 +81,7 @@ class Settings:
     (explicit and critical memories come on top of it)."""
     recall_turn_tokens: int = 150
     """Longest a recalled turn may be in the context: a longer message is searched and
-    served by its passages (``passage_tokens``), one recorded before it had any is cut
+    served by its passages (see passage_tokens), one recorded before it had any is cut
     there ("…")."""
     passage_tokens: int = 100
     """Longest passage a long message is cut into (at sentence and paragraph breaks)
