@@ -11,10 +11,11 @@ from typing import Any
 
 import db_access
 import numpy as np
+import pytest
 from sqlalchemy import func, select, table
 from test_cli import TinyEmbedder
 
-from truemem_core import Settings, TrueMem
+from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.conversation.passages import cut
 from truemem_core.embeddings import TiktokenCounter, default_embedder
 from truemem_core.records import turn_line
@@ -207,3 +208,18 @@ def test_a_long_turn_and_its_passages_are_embedded_in_one_call(store_url: str) -
         messages.c.id == ids[1]))[0].embedding
     assert np.allclose(np.asarray(reply, dtype=np.float32), mean / np.linalg.norm(mean),
                        atol=1e-5)
+
+
+def test_passages_can_be_turned_off_and_a_bad_size_is_refused(store_url: str) -> None:
+    """``passage_tokens=0``: long messages are not cut, and are recalled by their head,
+    which costs the drain no more embedding than their first 256 tokens."""
+    with pytest.raises(InvalidInputError, match="passage_tokens"):
+        Settings(passage_tokens=-1)
+    with TrueMem(store_url, settings=Settings(passage_tokens=0)) as memory:
+        ids = memory.record_messages("ana", "ops", [("user", "Infra tips?", MAY),
+                                                    ("assistant", SHORT_ESSAY, MAY)])
+        memory.drain()
+        context = memory.get_context("ana", "now", "How often should I review the backups?")
+    assert _passages(store_url) == 0
+    [reply] = [t for t in context.recalled if t.message_id == ids[1]]
+    assert reply.passages == () and SHORT_ESSAY.startswith(reply.content.removesuffix(" …"))

@@ -85,7 +85,9 @@ class Settings:
     there ("…")."""
     passage_tokens: int = 100
     """Longest passage a long message is cut into (at sentence and paragraph breaks)
-    when its background job embeds it; each is searched and served on its own."""
+    when its background job embeds it; each is searched and served on its own. 0: long
+    messages are not cut (recalled by their head), and the drain embeds a third of the
+    tokens on a history of long replies."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
@@ -113,11 +115,12 @@ class Settings:
         if not 0.0 < self.dedup_threshold <= 1.0:
             raise InvalidInputError("dedup_threshold must be in (0, 1]")
         for name in ("memory_limit", "search_k", "recent_messages", "max_text_chars",
-                     "recall_k", "recall_turn_tokens", "passage_tokens"):
+                     "recall_k", "recall_turn_tokens"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
-        if self.critical_limit < 0 or self.context_token_budget < 0:
-            raise InvalidInputError("critical_limit and context_token_budget must be >= 0")
+        if self.critical_limit < 0 or self.context_token_budget < 0 or self.passage_tokens < 0:
+            raise InvalidInputError(
+                "critical_limit, context_token_budget and passage_tokens must be >= 0")
         if self.rrf_k < 0 or self.rrf_depth < 1:
             raise InvalidInputError("rrf_k must be at least 0 and rrf_depth at least 1")
         weights = self.channel_weights.values()

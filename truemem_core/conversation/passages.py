@@ -55,10 +55,11 @@ class Passage:
     tokens: int
 
 
-def is_long(tokens: int, served_whole: int) -> bool:
+def is_long(tokens: int, settings: Settings) -> bool:
     """Whether a message of ``tokens`` is cut into passages: a context would serve it cut
-    short (it is longer than ``recall_turn_tokens``)."""
-    return tokens > served_whole
+    short (it is longer than ``recall_turn_tokens``), and passages are on
+    (``passage_tokens`` > 0)."""
+    return settings.passage_tokens > 0 and tokens > settings.recall_turn_tokens
 
 
 def cut(text: str, tokens: int, size: int) -> list[Passage]:
@@ -115,10 +116,10 @@ async def embed_messages(
     cut in a thread, so a long one never holds up other users' calls."""
     def cut_all() -> list[list[Passage]]:
         return [cut(text, tokens, settings.passage_tokens)
-                if is_long(tokens, settings.recall_turn_tokens) else [] for text, tokens in said]
+                if is_long(tokens, settings) else [] for text, tokens in said]
 
     parts = await asyncio.to_thread(cut_all) if any(
-        is_long(tokens, settings.recall_turn_tokens) for _, tokens in said) else [[]] * len(said)
+        is_long(tokens, settings) for _, tokens in said) else [[]] * len(said)
     whole = [text for (text, _), mine in zip(said, parts, strict=True) if not mine]
     vectors = await embed(whole + [part.content for mine in parts for part in mine])
     passage_vectors = vectors[len(whole):]
