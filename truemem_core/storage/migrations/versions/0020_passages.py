@@ -32,6 +32,15 @@ _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
+    # idempotent, as 0005-0019 are: a store stamped below runs it again over its own layout
+    if "passages" not in sa.inspect(op.get_bind()).get_table_names():
+        _create()
+    message_search.index(whole, "passages")
+    if op.get_bind().dialect.name == "sqlite":  # merged as the other indexes are (0015)
+        op.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES ('usermerge', 2)")
+
+
+def _create() -> None:
     op.create_table(
         "passages",
         sa.Column("id", _ID, primary_key=True, autoincrement=True),
@@ -51,9 +60,6 @@ def upgrade() -> None:
     )
     op.create_index("ix_passages_user_session", "passages", ["user_id", "session_id", "id"])
     op.create_index("ix_passages_message", "passages", ["message_id"])
-    message_search.index(whole, "passages")
-    if op.get_bind().dialect.name == "sqlite":  # merged as the other indexes are (0015)
-        op.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES ('usermerge', 2)")
 
 
 def downgrade() -> None:
