@@ -74,8 +74,8 @@ class Settings:
     trigram_threshold: float = 0.3
     """Least pg_trgm ``word_similarity`` of a query term for a trigram match."""
     recall_k: int = 20
-    """Past messages, and as many passages of long ones, ranked for the context by the
-    hybrid search (the budget picks among them and the memories)."""
+    """Past messages ranked for the context by the hybrid search (the budget picks among
+    them and the memories)."""
     context_token_budget: int = 1500
     """Tokens of retrieved facts and recalled turns in a context, packed best first
     (explicit and critical memories come on top of it)."""

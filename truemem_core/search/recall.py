@@ -20,11 +20,8 @@ ranked on its own by the same channels, and a hit is served as that passage with
 message's id, session, role and date (``RecalledTurn.passages`` says which part). Short
 messages and passages are two corpora, each ranked by the same fusion with the same
 constant and weights, so their scores are on one scale (as facts' and turns' are in
-the budget): the ``recall_k`` best of each are merged by score into one ranking, and
-the budget picks from it. Passages are shorter than the turns a context served cut
-to ``recall_turn_tokens``: ``recall_k`` candidates in all no longer filled the budget
-(on two BEAM 100K dev chats, 1,395 of 1,500 tokens spent where the budget had more
-to give). A message is in one corpus or the other, never both: searched
+the budget): the two rankings are merged by score into one, and its ``recall_k`` best
+are the candidates. A message is in one corpus or the other, never both: searched
 whole until its passages exist, by them after.
 
 A message served whole is at most ``recall_turn_tokens`` long, save one recorded
@@ -77,8 +74,8 @@ async def recall(
     vector: Vector | Awaitable[Vector],
     settings: Settings,
 ) -> list[RecalledTurn]:
-    """The ``recall_k`` past messages and the ``recall_k`` passages of long ones that best
-    match ``query``, in one ranking, best first."""
+    """The ``recall_k`` past turns (whole messages or passages of long ones) that best
+    match ``query``, best first."""
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     k, recent = settings.recall_k, settings.recent_messages
@@ -90,7 +87,7 @@ async def recall(
                              columns=_PASSAGE_COLUMNS)
     ranked = sorted([*((hit, False) for hit in whole), *((hit, True) for hit in parts)],
                     key=lambda found: -found[0].score)  # stable: ties keep whole turns first
-    return [_turn(hit, part) for hit, part in ranked]
+    return [_turn(hit, part) for hit, part in ranked[:k]]
 
 
 def _turn(hit: Fused, part: bool) -> RecalledTurn:
