@@ -22,7 +22,10 @@ messages and passages are two corpora, each ranked by the same fusion with the s
 constant and weights, so their scores are on one scale (as facts' and turns' are in
 the budget): the two rankings are merged by score into one, and its ``recall_k`` best
 are the candidates. A message is in one corpus or the other, never both: searched
-whole until its passages exist, by them after.
+whole until its passages exist, by them after. Tried on BEAM 100K dev chats and left
+out: fusing the two corpora's candidates again over one ranking per channel (raw
+cosine and BM25 in one order) served less (66.2 % against 68.1 % on four chats), and
+``recall_k`` candidates of each corpus served no more than ``recall_k`` in all.
 
 A message served whole is at most ``recall_turn_tokens`` long, save one recorded
 before its passages were made (or by a version without them), which is served as its
