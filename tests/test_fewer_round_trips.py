@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -728,9 +729,9 @@ def test_get_context_builds_its_statements_once(memory: TrueMem) -> None:
 
 
 def test_get_context_reads_its_message_for_terms_once(memory: TrueMem) -> None:
-    """The memories, the past messages and the syntheses are searched with the same
-    message: its terms are read once per context, not once per corpus and term list; so
-    are the second hop's (which also takes the message's from the cache)."""
+    """The memories, the past messages, the passages of long ones and the syntheses are
+    searched with the same message: its terms are read once per context (then found in
+    the cache), not once per corpus and term list; so are the second hop's."""
     memory.add_memory("ana", "Lives in Porto")
     memory.record("ana", "before", "I like hiking in the Alps", "Nice")
     memory.drain(timeout=60)
@@ -738,9 +739,10 @@ def test_get_context_reads_its_message_for_terms_once(memory: TrueMem) -> None:
     before = query_text._terms.cache_info()
     memory.get_context("ana", "now", "Where do I live these days, and what do I like?")
     after = query_text._terms.cache_info()
-    # the message: 1 miss, then 1 hit each for the past messages, the syntheses and the
-    # hop's query (which takes its words); the hop's query: 1 miss, then 1 hit
-    assert (after.misses - before.misses, after.hits - before.hits) == (2, 4)
+    # the message: 1 miss, then 1 hit each for the past messages, their passages, the
+    # syntheses and the hop's query (which takes its words); the hop's query: 1 miss,
+    # then 1 hit each for the past messages and their passages
+    assert (after.misses - before.misses, after.hits - before.hits) == (2, 6)
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
@@ -826,7 +828,9 @@ def test_recall_measures_no_message_text(memory: TrueMem) -> None:
     assert context.recalled  # found through the keyword "hiking" and its neighbour
     assert not [s for s in sent if "length(messages.content)" in s]
     assert [s for s in sent if "messages.tokens" in s]  # the weighing is there
-    lexical = [s for s in sent if "corpus_rows" in s and "FROM messages" in s]
-    # on PostgreSQL one per search of the messages: the message's, the second hop's
-    assert len(lexical) == (2 if engine.dialect.name == "postgresql" else 0), lexical
-    assert not [s for s in lexical if "content" in s], lexical
+    # over messages, and over the passages of long ones (whose recent window is read
+    # from messages); on PostgreSQL one per search: the message's, the second hop's
+    for corpus in ("messages", "passages"):
+        lexical = [s for s in sent if re.search(rf"corpus_rows AS \w+\s*\(SELECT {corpus}\.id", s)]
+        assert len(lexical) == (2 if engine.dialect.name == "postgresql" else 0), lexical
+        assert not [s for s in lexical if "content" in s], lexical

@@ -24,7 +24,7 @@ async def test_the_table_comes_and_goes_and_is_searchable_by_words(tmp_url: str)
     sqlite = tmp_url.startswith("sqlite")
     assert "syntheses" in await tables(tmp_url)
     assert (await tables(tmp_url) >= SQLITE_SEARCH) == sqlite
-    await migrate(tmp_url, "downgrade", "0019")
+    await migrate(tmp_url, "downgrade", "0020")
     assert not ({"syntheses"} | SQLITE_SEARCH) & await tables(tmp_url)
     await migrate(tmp_url, "upgrade", "head")
     assert {"syntheses"} | (SQLITE_SEARCH if sqlite else set()) <= await tables(tmp_url)

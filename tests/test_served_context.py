@@ -17,7 +17,7 @@ from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.embeddings import TiktokenCounter, TokenCounter
 from truemem_core.records import Context, RecalledTurn, fact_line, synthesis_line, turn_line
 from truemem_core.search.recall import recall
-from truemem_core.storage.schema import messages
+from truemem_core.storage.schema import messages, passages
 
 MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
 
@@ -180,20 +180,20 @@ class _Counted:
 def test_a_long_message_is_counted_when_recorded_not_again_in_each_context(
     store_url: str,
 ) -> None:
-    """A pasted document is served whole in the recent window and as its head when
+    """A pasted document is served whole in the recent window and by its passages when
     recalled; its tokens were counted when it was recorded, and a context counts only
-    heads of it (a context with twenty such messages counted two million characters)."""
+    passages of it (a context with twenty such messages counted two million characters)."""
     counter = _Counted()
     document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
     with TrueMem(store_url, token_counter=counter) as memory:
         memory.record("ana", "old", f"Kyoto contract: {document}", "Filed.")
         memory.record("ana", "now", document, "Read it.")
-        memory.drain()
+        memory.drain(300)  # two documents of some 270 passages each to embed
         counter.lengths.clear()
         context = memory.get_context("ana", "now", "the Kyoto contract clause77")
     assert [m.content for m in context.recent_messages] == [document, "Read it."]
     recalled = [t for t in context.recalled if t.content.startswith("Kyoto contract")]
-    assert recalled and recalled[0].content.endswith(" …")
+    assert recalled and recalled[0].passages[0] == 0
     assert counter.lengths and max(counter.lengths) < 10_000, max(counter.lengths)
     assert context.tokens == sum(counter.tiktoken.count(m["content"])
                                  for m in context.to_messages())
@@ -238,7 +238,8 @@ def test_a_short_context_is_counted_on_the_loop_and_a_long_one_in_a_thread(
 def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
     store_url: str,
 ) -> None:
-    """A recalled turn is served as its first ``recall_turn_tokens`` tokens, so recall
+    """A long message recorded before it had passages (or whose job has not run yet) is
+    recalled whole and served as its first ``recall_turn_tokens`` tokens, so recall
     reads 32 characters a token of it and no more: a history of 100,000-character
     messages cost each context megabytes read and decoded on the loop every user shares."""
     document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
@@ -246,7 +247,8 @@ def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
     settings = Settings(recall_turn_tokens=100)
     with TrueMem(store_url, settings=settings) as memory:
         memory.record("ana", "old", said, "Filed.")
-        memory.drain()
+        memory.drain(300)  # some 270 passages to embed
+        execute(memory, passages.delete())  # as a message stored before migration 0020
         stored = rows(memory, select(messages.c.tokens).where(messages.c.content == said))
 
         async def recalled() -> list[RecalledTurn]:

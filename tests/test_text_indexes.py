@@ -36,7 +36,8 @@ def _path(url: str) -> Path:
 
 
 def _usermerge(url: str) -> dict[str, object]:
-    """Each index's option, of those the store's revision has (0021 adds the last)."""
+    """Each index's option, of those the store's revision has (passages_fts: 0020,
+    syntheses_fts: 0021)."""
     with sqlite3.connect(_path(url)) as db:
         present = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
         return {table: dict(db.execute(f"SELECT k, v FROM {table}_config").fetchall())

@@ -5,11 +5,13 @@ Each is one transaction across long-term memory and conversations.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from truemem_core._validation import malformed
 from truemem_core.conversation import sessions
+from truemem_core.conversation.passages import embed_messages
 from truemem_core.embeddings import TokenCounter
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph import portability as graph_portability
@@ -25,6 +27,7 @@ from truemem_core.storage.schema import (
     memories,
     memory_events,
     messages,
+    passages,
     store_items,
     syntheses,
     utcnow,
@@ -79,12 +82,16 @@ class Users:
             raise malformed("export 'syntheses'", exc) from exc
         vectors = await self.memories.embed([item["text"] for item in items])
         said = [turn["content"] for chat in chats for turn in chat["messages"]]
-        said_vectors = await self.memories.embed(said)  # recallable at once
+        # passages are derived data, not exported: cut again from the messages, and
+        # embedded with them, so the import is recallable at once
+        counts = await asyncio.to_thread(lambda: [self.tokens.count(text) for text in said])
+        said_vectors, cuts, passage_vectors = await embed_messages(
+            list(zip(said, counts, strict=True)), self.memories.settings, self.memories.embed)
         summary_vectors = await self.memories.embed([item["text"] for item in summaries])
         async with self.db.writing(user) as conn:
             said_ids = await sessions.import_sessions(
                 conn, user, chats, said_vectors, self.memories.embedder.model_name,
-                self.tokens.count)
+                counts, cuts, passage_vectors)
             ids = await portability.import_memories(conn, user, items, vectors,
                                                     self.memories.embedder.model_name, deleted,
                                                     said_ids)
@@ -103,7 +110,7 @@ class Users:
         user = self.memories.check_user(user_id)
         async with self.db.writing(user) as conn:
             removed = await conn.execute(memories.delete().where(memories.c.user_id == user))
-            for table in (memory_events, messages, sessions_table, jobs, admission_rejections,
-                          store_items, syntheses, *GRAPH_TABLES):
+            for table in (memory_events, passages, messages, sessions_table, jobs,
+                          admission_rejections, store_items, syntheses, *GRAPH_TABLES):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)

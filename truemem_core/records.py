@@ -147,7 +147,10 @@ class RecalledTurn:
     """A past message of the user recalled into a context, explained as a search hit.
 
     ``score`` is its fused (RRF) score; ``channels`` / ``ranks`` its score and
-    rank in each channel that found it.
+    rank in each channel that found it. ``passages``: the places (from 0) of the
+    message's passages that ``content`` holds, in order, when the message is long and
+    was found by its passages (``conversation.passages``); empty when ``content`` is the
+    message itself, whole or cut short ("…").
     """
 
     message_id: int
@@ -159,6 +162,7 @@ class RecalledTurn:
     tokens: int
     channels: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
+    passages: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(value) for key, value in asdict(self).items()}

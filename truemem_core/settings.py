@@ -83,7 +83,14 @@ class Settings:
     """Tokens of retrieved facts and recalled turns in a context, packed best first
     (explicit and critical memories come on top of it)."""
     recall_turn_tokens: int = 150
-    """Longest a recalled turn may be in the context: a longer one is cut there ("…")."""
+    """Longest a recalled turn may be in the context: a longer message is searched and
+    served by its passages (see passage_tokens), one recorded before it had any is cut
+    there ("…")."""
+    passage_tokens: int = 100
+    """Longest passage a long message is cut into (at sentence and paragraph breaks)
+    when its background job embeds it; each is searched and served on its own. 0: long
+    messages are not cut (recalled by their head), and the drain embeds a third of the
+    tokens on a history of long replies."""
     timeline_recall: bool = True
     """A question that asks for an order, a timeline, a progression or an overview ("in
     what order did I…", "summarise…", "how has … changed") ranks three times as many
@@ -126,8 +133,9 @@ class Settings:
                      "recall_k", "recall_turn_tokens"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be at least 1")
-        if self.critical_limit < 0 or self.context_token_budget < 0:
-            raise InvalidInputError("critical_limit and context_token_budget must be >= 0")
+        if self.critical_limit < 0 or self.context_token_budget < 0 or self.passage_tokens < 0:
+            raise InvalidInputError(
+                "critical_limit, context_token_budget and passage_tokens must be >= 0")
         if self.rrf_k < 0 or self.rrf_depth < 1:
             raise InvalidInputError("rrf_k must be at least 0 and rrf_depth at least 1")
         weights = self.channel_weights.values()

@@ -179,6 +179,7 @@ class RecalledTurnOut(BaseModel):
     tokens: int
     channels: dict[str, float]
     ranks: dict[str, int]
+    passages: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, turn: RecalledTurn, ids: MessageIds) -> RecalledTurnOut:

@@ -84,3 +84,40 @@ def test_a_long_turn_is_cut_at_a_word_so_that_more_turns_fit() -> None:
     assert excerpt(short, 40, words) is short
     blob = turn(3, "x" * 5000, 0.1)  # one huge "word": cut by characters
     assert len(excerpt(blob, 10, lambda text: len(text) // 100).content) <= 1100
+
+
+def passage(message_id: int, place: int, content: str, score: float) -> RecalledTurn:
+    return RecalledTurn(message_id, "s", "assistant", content, NOW, score,
+                        len(content.split()), passages=(place,))
+
+
+def test_passages_of_one_message_are_served_as_one_turn_in_its_order() -> None:
+    """Adjacent passages join, a gap and a start past the message's are marked; the date
+    and speaker are paid once, and nothing of the message is spent twice."""
+    found = [passage(9, 3, "the key is under the pot.", 0.9), passage(4, 0, "elsewhere", 0.8),
+             passage(9, 2, "By the gate", 0.7), passage(9, 6, "Bring a torch.", 0.6)]
+    packed = pack([], found, always=[], budget=100, turn_tokens=100, count=words)
+    assert [(t.message_id, t.passages, t.content) for t in packed.recalled] == [
+        (9, (2, 3, 6), "… By the gate the key is under the pot. … Bring a torch."),
+        (4, (0,), "elsewhere")]
+    assert packed.recalled[0].score == 0.9  # its best passage's rank
+    assert packed.spent == sum(words(turn_line(t) + "\n") for t in packed.recalled)
+
+
+def test_a_passage_that_does_not_fit_its_message_turn_is_left_out() -> None:
+    found = [passage(9, 0, "one two three", 0.9), passage(9, 1, "four " * 30, 0.8),
+             passage(9, 2, "five", 0.7)]
+    line = words(turn_line(passage(9, 0, "one two three", 0)) + "\n")
+    packed = pack([], found, always=[], budget=line + 2, turn_tokens=100, count=words)
+    assert [(t.passages, t.content) for t in packed.recalled] == [
+        ((0, 2), "one two three … five")]
+    assert packed.spent == words(turn_line(packed.recalled[0]) + "\n") <= line + 2
+
+
+def test_a_passage_stands_for_no_fact_and_no_fact_for_it() -> None:
+    """A passage says one part of its message: the facts extracted from that message are
+    served beside it, as beside a turn cut short."""
+    packed = pack([fact("a", "likes tea", 0.9, source=7)], [passage(7, 4, "tea at five", 0.5)],
+                  always=[], budget=100, turn_tokens=100, count=words)
+    assert [h.memory.id for h in packed.memories] == ["a"]
+    assert [t.passages for t in packed.recalled] == [(4,)]

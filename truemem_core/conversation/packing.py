@@ -23,9 +23,17 @@ search (their corpus is a few rows), and the rest must stay for the facts and tu
 that hold the detail a precise question needs.
 
 A long turn (an assistant's essay, a pasted document) would spend the budget of
-several others, so a turn is cut to its first ``turn_tokens`` tokens ("…"); the
-facts people ask about are stated early, and a question over several sessions
-needs turns from each of them.
+several others: it is recalled by its passages (``conversation.passages``), each
+served on its own. Passages of one message never overlap, and those of one message
+that fit are served as one turn, in the message's order, adjacent ones joined, a gap
+marked "…" (and a start past the message's own): the line's date and speaker are paid
+once, and the model reads the parts as one text. Each added passage costs what it
+adds to that line. A passage says one part of its message, so, like a turn cut short,
+it stands for no fact extracted from the message, and a fact does not stand for it; a
+message is served whole or by passages, never both (``search.recall`` finds it one
+way or the other). A turn recalled whole that is longer than ``turn_tokens`` (one
+recorded before its passages were made) is cut to its first ``turn_tokens`` tokens
+("…").
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ from truemem_core.records import (
 )
 
 SYNTHESES_SHARE = 2  # syntheses take at most budget // 2
+
+_GAP = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,45 +80,81 @@ def pack(
     """The best facts, turns (and syntheses) that fit ``budget`` tokens, each list best
     first. ``order`` is the order to take the facts and turns in instead, given them best
     first (a timeline's): the syntheses, overviews themselves, are then taken first."""
-    present = {m.id for m in always}
-    stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
-    told: set[int] = set()  # turns served whole: they say what was extracted from them
-    memories: list[ScoredMemory] = []
-    recalled: list[RecalledTurn] = []
-    summaries: list[ScoredSynthesis] = []
-    spent = summarised = 0
+    packing = _Packing(list(always), budget, turn_tokens, count)
     for item in _taking_order(hits, turns, syntheses, order):
         if isinstance(item, ScoredSynthesis):
-            cost = count(synthesis_line(item.synthesis) + "\n")
-            if spent + cost <= budget and summarised + cost <= budget // SYNTHESES_SHARE:
-                spent += cost
-                summarised += cost
-                summaries.append(item)
-                stood_for.update(item.synthesis.message_ids)
-            continue
-        if isinstance(item, ScoredMemory):
-            memory = item.memory
-            if memory.id in present or memory.source_message_id in told:
-                continue
-            cost = count(fact_line(memory) + "\n")
+            packing.synthesis(item)
+        elif isinstance(item, ScoredMemory):
+            packing.fact(item)
+        elif item.passages:
+            packing.passages(item)
         else:
-            if item.message_id in stood_for:
-                continue
-            whole, item = item, excerpt(item, turn_tokens, count)
-            cost = count(turn_line(item) + "\n")
-        if spent + cost > budget:
-            continue
-        spent += cost
-        if isinstance(item, ScoredMemory):
-            memories.append(item)
-            present.add(item.memory.id)
-            if item.memory.source_message_id is not None:
-                stood_for.add(item.memory.source_message_id)
+            packing.turn(item)
+    return Packed(packing.memories, packing.recalled, packing.spent, packing.summaries)
+
+
+class _Packing:
+    """What is packed so far, and what it stands for."""
+
+    def __init__(self, always: list[Memory], budget: int, turn_tokens: int,
+                 count: Callable[[str], int]) -> None:
+        self.budget, self.turn_tokens, self.count = budget, turn_tokens, count
+        self.present = {m.id for m in always}
+        self.stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
+        self.told: set[int] = set()  # turns served whole: they say what was extracted from them
+        self.parts: dict[int, _Parts] = {}  # message id -> its passages served so far
+        self.memories: list[ScoredMemory] = []
+        self.recalled: list[RecalledTurn] = []
+        self.summaries: list[ScoredSynthesis] = []
+        self.spent = self.summarised = 0
+
+    def _fits(self, cost: int) -> bool:
+        if self.spent + cost > self.budget:
+            return False
+        self.spent += cost
+        return True
+
+    def synthesis(self, item: ScoredSynthesis) -> None:
+        cost = self.count(synthesis_line(item.synthesis) + "\n")
+        if self.summarised + cost <= self.budget // SYNTHESES_SHARE and self._fits(cost):
+            self.summarised += cost
+            self.summaries.append(item)
+            self.stood_for.update(item.synthesis.message_ids)
+
+    def fact(self, item: ScoredMemory) -> None:
+        memory = item.memory
+        if memory.id in self.present or memory.source_message_id in self.told:
+            return
+        if self._fits(self.count(fact_line(memory) + "\n")):
+            self.memories.append(item)
+            self.present.add(memory.id)
+            if memory.source_message_id is not None:
+                self.stood_for.add(memory.source_message_id)
+
+    def turn(self, item: RecalledTurn) -> None:
+        if item.message_id in self.stood_for:
+            return
+        served = excerpt(item, self.turn_tokens, self.count)
+        if self._fits(self.count(turn_line(served) + "\n")):
+            self.recalled.append(served)
+            if served is item:
+                self.told.add(item.message_id)
+
+    def passages(self, item: RecalledTurn) -> None:
+        """A passage joins its message's line (the passages served of it so far)."""
+        served = self.parts.get(item.message_id)
+        pieces = {**(served.pieces if served else {}), **dict.fromkeys(
+            item.passages, excerpt(item, self.turn_tokens, self.count).content)}
+        merged = _merged(served.turn if served else item, pieces, self.count)
+        line = self.count(turn_line(merged) + "\n")
+        if not self._fits(line - (served.cost if served else 0)):
+            return
+        index = served.index if served else len(self.recalled)
+        self.parts[item.message_id] = _Parts(merged, pieces, line, index)
+        if served:
+            self.recalled[index] = merged
         else:
-            recalled.append(item)
-            if item is whole:
-                told.add(item.message_id)
-    return Packed(memories, recalled, spent, summaries)
+            self.recalled.append(merged)
 
 
 def _taking_order(
@@ -125,6 +171,28 @@ def _taking_order(
     if order is None:
         return sorted([*found, *syntheses], key=lambda item: -item.score)
     return [*sorted(syntheses, key=lambda item: -item.score), *order(found)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    turn: RecalledTurn  # as served: the passages joined
+    pieces: dict[int, str]  # passage place -> its text
+    cost: int  # of the served line
+    index: int  # in the recalled list
+
+
+def _merged(
+    turn: RecalledTurn, pieces: dict[int, str], count: Callable[[str], int]
+) -> RecalledTurn:
+    """``turn`` serving ``pieces`` (passages of its message) in order: adjacent ones
+    joined, a gap (or a start past the message's) marked "…"."""
+    places = sorted(pieces)
+    text = f"{_GAP} " if places[0] > 0 else ""
+    for n, place in enumerate(places):
+        if n:
+            text += " " if place == places[n - 1] + 1 else f" {_GAP} "
+        text += pieces[place]
+    return dataclasses.replace(turn, content=text, tokens=count(text), passages=tuple(places))
 
 
 def excerpt(turn: RecalledTurn, most: int, count: Callable[[str], int]) -> RecalledTurn:

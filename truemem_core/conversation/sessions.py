@@ -12,11 +12,13 @@ from sqlalchemy import bindparam, func, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_id, check_text, optional_int, parse_time
+from truemem_core.conversation.passages import Passage
+from truemem_core.conversation.passages import store as store_passages
 from truemem_core.errors import InvalidInputError
 from truemem_core.records import ROLES, Message, SessionInfo, SessionState
 from truemem_core.settings import Settings
 from truemem_core.storage.direct import fetch_all
-from truemem_core.storage.schema import messages, sessions, syntheses, utcnow
+from truemem_core.storage.schema import messages, passages, sessions, syntheses, utcnow
 
 # vectors stay in the database
 _COLUMNS = [c for c in messages.c if c.name not in ("embedding", "embedding_model")]
@@ -140,8 +142,9 @@ async def clear(conn: AsyncConnection, user_id: str, session_id: str) -> None:
     # The session's row first: a ``record`` meanwhile (one statement that upserts it, then
     # adds its messages) waits on that row's lock until this commits, then starts the
     # session again. Messages first, it could add its messages between the two deletes
-    # and lose its row: messages no listing or export would show.
-    for table in (sessions, messages):
+    # and lose its row: messages no listing or export would show. Passages go with their
+    # messages (PostgreSQL's foreign key would take them; SQLite enforces none).
+    for table in (sessions, passages, messages):
         await conn.execute(
             table.delete().where(table.c.user_id == user_id, table.c.session_id == session_id)
         )
@@ -213,13 +216,15 @@ def parse_sessions(items: Any, settings: Settings) -> list[dict[str, Any]]:
 
 async def import_sessions(
     conn: AsyncConnection, user_id: str, parsed: list[dict[str, Any]], vectors: Any,
-    model_name: str, count: Any,
+    model_name: str, tokens: Sequence[int], cuts: Sequence[Sequence[Passage]],
+    passage_vectors: Any,
 ) -> dict[int, int]:
     """Write validated sessions under ``user_id`` (new message ids, same order), with
-    ``vectors``: one embedding per message, in order, made by ``model_name``; returns each
-    message's new id by its exported one. A session the user already has is refused
-    (``InvalidInputError``), not merged into or replaced: an import never loses what the
-    user said."""
+    ``vectors``: one embedding per message, in order, made by ``model_name``, and their
+    ``tokens``; and each message's passages (``cuts``, in the same order: none for a
+    short one) with ``passage_vectors``, in order. Returns each message's new id by its
+    exported one. A session the user already has is refused (``InvalidInputError``), not
+    merged into or replaced: an import never loses what the user said."""
     wanted = [item["session_id"] for item in parsed]
     taken = wanted and (await conn.execute(union(*(
         select(table.c.session_id).where(table.c.user_id == user_id,
@@ -230,19 +235,23 @@ async def import_sessions(
             f"the user already has session {sorted(taken)[0]!r}: clear_session() it first, "
             "or import under another user")
     now = utcnow()
-    embeddings = iter(vectors)
+    embeddings, counts, parts = iter(vectors), iter(tokens), iter(cuts)
     new_ids: dict[int, int] = {}
+    written: list[tuple[Message, Sequence[Passage]]] = []
     for item in parsed:
         ids = []
         for turn in item["messages"]:
+            count = next(counts)
             result = await conn.execute(messages.insert().values(
                 user_id=user_id, session_id=item["session_id"], role=turn["role"],
-                content=turn["content"], tokens=count(turn["content"]),
+                content=turn["content"], tokens=count,
                 summarized=turn["summarized"], created_at=turn["created_at"],
                 embedding=next(embeddings), embedding_model=model_name))
             key = result.inserted_primary_key
             assert key is not None
             ids.append(int(key[0]))
+            written.append((Message(ids[-1], turn["role"], turn["content"], count,
+                                    turn["created_at"]), next(parts)))
             if turn["exported_id"] is not None:
                 new_ids[turn["exported_id"]] = ids[-1]
         folded = [i for i, t in zip(ids, item["messages"], strict=True) if t["summarized"]]
@@ -250,4 +259,5 @@ async def import_sessions(
             user_id=user_id, session_id=item["session_id"], summary=item["summary"],
             summarized_through=max(folded) if folded else None,
             created_at=item["created_at"], updated_at=now))
+    await store_passages(conn, user_id, written, passage_vectors, model_name)
     return new_ids

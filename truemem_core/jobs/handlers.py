@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from truemem_core.conversation import sessions
+from truemem_core.conversation import passages, sessions
+from truemem_core.embeddings import Vector
 from truemem_core.errors import InvalidInputError
 from truemem_core.graph.extraction import store_graph
 from truemem_core.graph.superseded import end_with_their_memories
@@ -31,7 +32,7 @@ from truemem_core.language import (
 )
 from truemem_core.memory import maintenance, write
 from truemem_core.memory.service import MemoryStore
-from truemem_core.records import Source
+from truemem_core.records import Message, Source
 from truemem_core.search.recall import store_embeddings
 from truemem_core.settings import Settings
 from truemem_core.storage import outbox, text_indexes
@@ -66,7 +67,7 @@ class Handlers:
             await self._finish(job.key)
             return
         turns = [said, *([answered] if answered else [])]
-        vectors = await self.memories.embed([turn.content for turn in turns])
+        vectors, cuts, passage_vectors = await self._embedded(turns)
         # Read before the write transaction: the LLM call must not hold the user's lock.
         known = ([] if self.llm is None else
                  await self.memories.nearest_current(user, vectors[0], _KNOWN_FACTS))
@@ -89,6 +90,8 @@ class Handlers:
                 return  # done by a concurrent delivery, or the user was erased
             await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
                                    self.memories.embedder.model_name)
+            await passages.store(conn, user, cuts, passage_vectors,
+                                 self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
                 stored = await write.add(conn, self.memories.env, candidate,
@@ -149,11 +152,22 @@ class Handlers:
         async with self.db.transaction(readonly=True) as conn:
             found = [m for i in job.payload["message_ids"]
                      if (m := await sessions.message(conn, user, i)) is not None]
-        vectors = await self.memories.embed([m.content for m in found])
+        vectors, cuts, passage_vectors = await self._embedded(found)
         async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
                 await store_embeddings(conn, user, [m.id for m in found], vectors,
                                        self.memories.embedder.model_name)
+                await passages.store(conn, user, cuts, passage_vectors,
+                                     self.memories.embedder.model_name)
+
+    async def _embedded(
+        self, turns: Sequence[Message]
+    ) -> tuple[Vector, list[tuple[Message, list[passages.Passage]]], Vector]:
+        """The turns' vectors, the long ones' passages and the passages' vectors, made in
+        one batch (``conversation.passages``)."""
+        vectors, parts, passage_vectors = await passages.embed_messages(
+            [(turn.content, turn.tokens) for turn in turns], self.settings, self.memories.embed)
+        return vectors, list(zip(turns, parts, strict=True)), passage_vectors
 
     async def synthesize(self, job: Any) -> None:
         """Rebuild the session's synthesis from its user messages. The job of the record

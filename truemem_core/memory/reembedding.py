@@ -20,10 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.storage.database import Database
-from truemem_core.storage.schema import memories, messages, syntheses
+from truemem_core.storage.schema import memories, messages, passages, syntheses
 
 TEXTS: dict[Table, Column[Any]] = {memories: memories.c.text, messages: messages.c.content,
-                                   syntheses: syntheses.c.text}
+                                   passages: passages.c.content, syntheses: syntheses.c.text}
 
 
 def stale(table: Table, model: str) -> ColumnElement[bool]:

@@ -1,4 +1,5 @@
-"""The SQL that indexes messages' words, for migrations 0008 and 0012.
+"""The SQL that indexes messages' words, for migrations 0008 and 0012, and passages'
+(the parts of long messages, ``conversation.passages``) for 0020, the same way.
 
 0008 indexed a message's whole content; 0012 indexes its first ``INDEXED_CHARS``
 characters. Both build their statements here from the expression that is indexed
@@ -41,16 +42,17 @@ def head(column: str) -> str:
     return f"substr({column}, 1, {INDEXED_CHARS})"
 
 
-POSTGRES_DROP = ["ALTER TABLE messages DROP COLUMN IF EXISTS search_vector"]
+def postgres_drop(table: str = "messages") -> list[str]:
+    return [f"ALTER TABLE {table} DROP COLUMN IF EXISTS search_vector"]
 
 
-def postgres_column(indexed: Expression) -> list[str]:
-    """(Re)create ``messages.search_vector`` over ``indexed(content)``; PostgreSQL
-    computes it for every message already stored."""
+def postgres_column(indexed: Expression, table: str = "messages") -> list[str]:
+    """(Re)create ``<table>.search_vector`` over ``indexed(content)``; PostgreSQL
+    computes it for every row already stored."""
     text = indexed("content")
     return [
-        *POSTGRES_DROP,
-        f"""ALTER TABLE messages ADD COLUMN search_vector tsvector
+        *postgres_drop(table),
+        f"""ALTER TABLE {table} ADD COLUMN search_vector tsvector
            GENERATED ALWAYS AS (
                to_tsvector('english'::regconfig, {text})
                || to_tsvector('spanish'::regconfig, {text})
@@ -60,67 +62,66 @@ def postgres_column(indexed: Expression) -> list[str]:
 
 _SLOT = "(slot << 32)"
 _LAST = f"{_SLOT} + 4294967295"
+KEYS = {"messages": "message_id", "passages": "passage_id"}  # the id column of <table>_fts_ids
 
 
-def sqlite_index(indexed: Expression) -> list[str]:
-    """Index every stored message's ``indexed(content)`` from scratch and keep new ones
+def sqlite_index(indexed: Expression, table: str = "messages") -> list[str]:
+    """Index every stored row's ``indexed(content)`` from scratch and keep new ones
     indexed (runs again cleanly over its own layout)."""
+    key = KEYS[table]
     index = f"""
-    INSERT OR IGNORE INTO messages_fts_users(user_id) VALUES (new.user_id);
-    INSERT INTO messages_fts_ids(rowid, message_id)
-    SELECT coalesce((SELECT max(rowid) FROM messages_fts_ids
+    INSERT OR IGNORE INTO {table}_fts_users(user_id) VALUES (new.user_id);
+    INSERT INTO {table}_fts_ids(rowid, {key})
+    SELECT coalesce((SELECT max(rowid) FROM {table}_fts_ids
                      WHERE rowid BETWEEN {_SLOT} AND {_LAST}), {_SLOT}) + 1, new.id
-    FROM messages_fts_users WHERE user_id = new.user_id;
-    INSERT INTO messages_fts(rowid, text)
-    SELECT rowid, {indexed("new.content")} FROM messages_fts_ids WHERE message_id = new.id;"""
+    FROM {table}_fts_users WHERE user_id = new.user_id;
+    INSERT INTO {table}_fts(rowid, text)
+    SELECT rowid, {indexed("new.content")} FROM {table}_fts_ids WHERE {key} = new.id;"""
     # The 'delete' command of a contentless FTS5 table needs the exact indexed text.
     forget = f"""
-    INSERT INTO messages_fts(messages_fts, rowid, text)
-    SELECT 'delete', rowid, {indexed("old.content")} FROM messages_fts_ids
-    WHERE message_id = old.id;
-    DELETE FROM messages_fts_ids WHERE message_id = old.id;
-    DELETE FROM messages_fts_users WHERE user_id = old.user_id
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE user_id = old.user_id);"""
+    INSERT INTO {table}_fts({table}_fts, rowid, text)
+    SELECT 'delete', rowid, {indexed("old.content")} FROM {table}_fts_ids
+    WHERE {key} = old.id;
+    DELETE FROM {table}_fts_ids WHERE {key} = old.id;
+    DELETE FROM {table}_fts_users WHERE user_id = old.user_id
+        AND NOT EXISTS (SELECT 1 FROM {table} WHERE user_id = old.user_id);"""
     return [
-        "DROP TRIGGER IF EXISTS messages_search_insert",
-        "DROP TRIGGER IF EXISTS messages_search_delete",
-        """CREATE TABLE IF NOT EXISTS messages_fts_users (
+        f"DROP TRIGGER IF EXISTS {table}_search_insert",
+        f"DROP TRIGGER IF EXISTS {table}_search_delete",
+        f"""CREATE TABLE IF NOT EXISTS {table}_fts_users (
                slot INTEGER PRIMARY KEY, user_id VARCHAR(255) NOT NULL UNIQUE)""",
-        """CREATE TABLE IF NOT EXISTS messages_fts_ids (
-               rowid INTEGER PRIMARY KEY, message_id INTEGER NOT NULL UNIQUE)""",
-        """CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+        f"""CREATE TABLE IF NOT EXISTS {table}_fts_ids (
+               rowid INTEGER PRIMARY KEY, {key} INTEGER NOT NULL UNIQUE)""",
+        f"""CREATE VIRTUAL TABLE IF NOT EXISTS {table}_fts USING fts5(
                text, content='', tokenize='porter unicode61 remove_diacritics 2')""",
-        "DELETE FROM messages_fts_users",
-        "DELETE FROM messages_fts_ids",
-        "INSERT INTO messages_fts_users(user_id) SELECT DISTINCT user_id FROM messages",
-        f"""INSERT INTO messages_fts_ids(rowid, message_id)
+        f"DELETE FROM {table}_fts_users",
+        f"DELETE FROM {table}_fts_ids",
+        f"INSERT INTO {table}_fts_users(user_id) SELECT DISTINCT user_id FROM {table}",
+        f"""INSERT INTO {table}_fts_ids(rowid, {key})
             SELECT {_SLOT} + row_number() OVER (PARTITION BY m.user_id ORDER BY m.id), m.id
-            FROM messages m JOIN messages_fts_users u ON u.user_id = m.user_id""",
-        "INSERT INTO messages_fts(messages_fts) VALUES ('delete-all')",
-        f"""INSERT INTO messages_fts(rowid, text) SELECT i.rowid, {indexed("m.content")}
-            FROM messages_fts_ids i JOIN messages m ON m.id = i.message_id""",
-        f"CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN{index}\n    END",
-        f"CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN{forget}\n    END",
+            FROM {table} m JOIN {table}_fts_users u ON u.user_id = m.user_id""",
+        f"INSERT INTO {table}_fts({table}_fts) VALUES ('delete-all')",
+        f"""INSERT INTO {table}_fts(rowid, text) SELECT i.rowid, {indexed("m.content")}
+            FROM {table}_fts_ids i JOIN {table} m ON m.id = i.{key}""",
+        f"CREATE TRIGGER {table}_search_insert AFTER INSERT ON {table} BEGIN{index}\n    END",
+        f"CREATE TRIGGER {table}_search_delete AFTER DELETE ON {table} BEGIN{forget}\n    END",
     ]
 
 
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS messages_search_insert",
-    "DROP TRIGGER IF EXISTS messages_search_delete",
-    "DROP TABLE IF EXISTS messages_fts",
-    "DROP TABLE IF EXISTS messages_fts_ids",
-    "DROP TABLE IF EXISTS messages_fts_users",
-]
+def sqlite_drop(table: str = "messages") -> list[str]:
+    return [f"DROP TRIGGER IF EXISTS {table}_search_insert",
+            f"DROP TRIGGER IF EXISTS {table}_search_delete",
+            *(f"DROP TABLE IF EXISTS {table}_{part}" for part in ("fts", "fts_ids", "fts_users"))]
 
 
-def index(indexed: Expression) -> None:
-    """In a migration: index every message's ``indexed(content)``, and new ones as they come."""
-    _run(postgres_column(indexed), sqlite_index(indexed))
+def index(indexed: Expression, table: str = "messages") -> None:
+    """In a migration: index every row's ``indexed(content)``, and new ones as they come."""
+    _run(postgres_column(indexed, table), sqlite_index(indexed, table))
 
 
-def drop() -> None:
-    """In a migration: remove the index of messages' words."""
-    _run(POSTGRES_DROP, SQLITE_DROP)
+def drop(table: str = "messages") -> None:
+    """In a migration: remove the index of the rows' words."""
+    _run(postgres_drop(table), sqlite_drop(table))
 
 
 def _run(postgres: list[str], sqlite: list[str]) -> None:

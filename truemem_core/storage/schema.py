@@ -18,6 +18,7 @@ from sqlalchemy import (
     DateTime,
     Dialect,
     Float,
+    ForeignKey,
     Index,
     Integer,
     LargeBinary,
@@ -192,6 +193,30 @@ messages = Table(
     Index("ix_messages_user_session_summarized", "user_id", "session_id", "summarized",
           "id", "tokens"),  # 0016
     sqlite_autoincrement=True,  # ids are never reused: job keys and provenance name them
+)
+
+# A long message's parts, each searched and served on its own (0020,
+# ``conversation.passages``): derived from the message, which a passage repeats the
+# session, role and date of, and deleted with it.
+passages = Table(
+    "passages",
+    metadata,
+    Column("id", MessageId, primary_key=True, autoincrement=True),
+    Column("user_id", UserId, nullable=False),
+    Column("message_id", MessageId, ForeignKey("messages.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("session_id", UserId, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("ordinal", Integer, nullable=False),  # its place among the message's passages
+    Column("start", Integer, nullable=False),  # its first character's offset in the message
+    Column("content", Text, nullable=False),
+    Column("tokens", Integer, nullable=False),
+    Column("embedding", EmbeddingType, nullable=True),
+    Column("embedding_model", String(128), nullable=True),
+    Index("ix_passages_user_session", "user_id", "session_id", "id"),
+    Index("ix_passages_message", "message_id"),
+    sqlite_autoincrement=True,
 )
 
 admission_rejections = Table(

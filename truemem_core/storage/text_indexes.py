@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 if TYPE_CHECKING:
     from truemem_core.storage.database import Database
 
-TABLES = ("memories_fts", "memories_trgm", "messages_fts", "syntheses_fts")  # 0021: the last
+TABLES = ("memories_fts", "memories_trgm", "messages_fts", "passages_fts", "syntheses_fts")
 PAGES = 50  # per index and step: at most ~200 KB written; 5-7 ms a step on the benchmark VM
 SWEEP_STEPS = 20  # per sweep of the worker's: at most ~0.15 s of merging, in steps of its own
 

@@ -22,12 +22,12 @@ from functools import cache
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
-    BindParameter,
     Column,
     ColumnElement,
     Table,
     and_,
     bindparam,
+    exists,
     func,
     not_,
     or_,
@@ -41,7 +41,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from truemem_core.embeddings import Vector
 from truemem_core.search.filters import SearchFilters
 from truemem_core.storage.direct import fetch_all
-from truemem_core.storage.schema import memories, messages, syntheses
+from truemem_core.storage.schema import memories, messages, passages, syntheses
 
 S = TypeVar("S")
 
@@ -175,11 +175,32 @@ def _memory_scope(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
 
 def past_turns_of(user_id: str, session_id: str, recent: int) -> Corpus:
     """The user's messages, less the last ``recent`` of ``session_id`` (the context
-    carries those verbatim); earlier messages of that session and every other
-    session are in."""
-    return Corpus(messages, user_id, _past_turns(), {
-        "corpus_user": user_id, "corpus_session": session_id,
-        "corpus_recent": max(recent, 1) - 1}, ("turns",))
+    carries those verbatim) and less those searched by their passages (long ones,
+    ``past_passages_of``); earlier messages of that session and every other session
+    are in."""
+    return Corpus(messages, user_id, _past_turns(), _past(user_id, session_id, recent),
+                  ("turns",))
+
+
+def past_passages_of(user_id: str, session_id: str, recent: int) -> Corpus:
+    """The passages of the user's long messages, less those of the last ``recent``
+    messages of ``session_id`` (as ``past_turns_of``)."""
+    return Corpus(passages, user_id, _past_passages(), _past(user_id, session_id, recent),
+                  ("passages",))
+
+
+def _past(user_id: str, session_id: str, recent: int) -> dict[str, Any]:
+    return {"corpus_user": user_id, "corpus_session": session_id,
+            "corpus_recent": max(recent, 1) - 1}
+
+
+def _first_recent() -> ColumnElement[Any]:
+    """The id of the first message of the session's recent window (NULL: none)."""
+    return (select(messages.c.id)
+            .where(messages.c.user_id == bindparam("corpus_user"),
+                   messages.c.session_id == bindparam("corpus_session"))
+            .order_by(messages.c.id.desc()).limit(1).offset(bindparam("corpus_recent"))
+            .scalar_subquery())
 
 
 def syntheses_of(user_id: str, session_id: str) -> Corpus:
@@ -198,16 +219,17 @@ def _syntheses_scope() -> tuple[ColumnElement[bool], ...]:
 
 @cache
 def _past_turns() -> tuple[ColumnElement[bool], ...]:
-    user: BindParameter[str] = bindparam("corpus_user")
-    session: BindParameter[str] = bindparam("corpus_session")
-    first_recent = (
-        select(messages.c.id)
-        .where(messages.c.user_id == user, messages.c.session_id == session)
-        .order_by(messages.c.id.desc()).limit(1).offset(bindparam("corpus_recent"))
-        .scalar_subquery())
-    in_window = and_(messages.c.session_id == session,
-                     messages.c.id >= func.coalesce(first_recent, 0))
-    return (messages.c.user_id == user, not_(in_window))
+    in_window = and_(messages.c.session_id == bindparam("corpus_session"),
+                     messages.c.id >= func.coalesce(_first_recent(), 0))
+    by_passages = exists().where(passages.c.message_id == messages.c.id)
+    return (messages.c.user_id == bindparam("corpus_user"), not_(in_window), not_(by_passages))
+
+
+@cache
+def _past_passages() -> tuple[ColumnElement[bool], ...]:
+    in_window = and_(passages.c.session_id == bindparam("corpus_session"),
+                     passages.c.message_id >= func.coalesce(_first_recent(), 0))
+    return (passages.c.user_id == bindparam("corpus_user"), not_(in_window))
 
 
 async def fetch_rows(

@@ -3,7 +3,8 @@
 Migration 0002 keeps two contentless FTS5 tables in step with ``memories``
 (``memories_fts``: porter stemming; ``memories_trgm``: trigram tokenizer),
 keyed by ``memories_fts_ids``; migration 0008 does the same for ``messages``
-(``messages_fts``, ``messages_trgm``, ``messages_fts_ids``). Migration 0005
+(``messages_fts``, ``messages_trgm``, ``messages_fts_ids``), 0020 for ``passages``
+(``passages_fts``, ``passages_fts_ids``). Migration 0005
 numbers those rows by user (a user's rowids start at their
 ``<table>_fts_users.slot << 32``) and every MATCH here carries the user's rowid
 range: FTS5 seeks each term's doclist to that user's rows instead of walking
@@ -55,6 +56,7 @@ from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus, awaited, built, fetch_rows
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
+from truemem_core.storage.message_search import KEYS
 from truemem_core.storage.schema import memories
 
 _SLOT_BITS = 32  # a user's FTS rowids: slot << 32 onwards (migrations 0005, 0008)
@@ -79,7 +81,7 @@ class _Index:
 
 @cache
 def _index(name: str) -> _Index:
-    key = {memories.name: "memory_id", "messages": "message_id"}.get(name, "synthesis_id")
+    key = "memory_id" if name == memories.name else {**KEYS, "syntheses": "synthesis_id"}[name]
     ids = table(f"{name}_fts_ids", column("rowid"), column(key))
     return _Index(ids, ids.c[key],
                   table(f"{name}_fts", column("rowid")), table(f"{name}_trgm", column("rowid")),

@@ -16,7 +16,7 @@ both when a refresh rewrites the text; merged by the worker as the other indexes
 are (``usermerge`` 2, as 0015 sets theirs).
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 """
 
 import sqlalchemy as sa
@@ -25,7 +25,7 @@ from alembic import op
 from truemem_core.storage.schema import EmbeddingType, UTCDateTime
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
