@@ -63,16 +63,17 @@ class Corpus:
 
     @property
     def text(self) -> Column[Any]:
-        return self.table.c.content if self.table is messages else self.table.c.text
+        # a memory's and a synthesis's is ``text``; a message's and a passage's ``content``
+        return self.table.c.content if "content" in self.table.c else self.table.c.text
 
     @property
     def length(self) -> ColumnElement[int]:
         """A row's length for BM25: a memory's characters; a message's tokens, counted
         when it was recorded. Messages can be 100,000 characters each and a search
         weighs every one of the user's: measuring their text on every call would cost
-        the whole history's size, where the stored count costs a column read. (A
-        synthesis is short: its characters.)"""
-        if self.table is messages:
+        the whole history's size, where the stored count costs a column read (a
+        passage's too). A synthesis is short: its characters."""
+        if "tokens" in self.table.c:
             return self.table.c.tokens
         return func.length(self.text)
 
