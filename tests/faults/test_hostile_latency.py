@@ -58,7 +58,7 @@ def in_process_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     spy(triggers, "_hits")  # explicit requests
     spy(rule_extractor, "_clauses")  # rule-based facts
-    spy(summarize, "_score")  # the extractive summary
+    spy(summarize, "score")  # the extractive summary
     yield calls
 
 
