@@ -23,7 +23,7 @@ from truemem_core.graph.records import RelationSpec
 from truemem_core.storage.schema import utcnow
 
 JOBS = "ix_jobs_user_kind_created"
-SUPERSEDED = "ix_memories_user_superseded"
+SUPERSEDED = "ix_memories_superseded_by"
 
 
 async def test_the_indexes_come_and_go_and_the_rows_stay(tmp_url: str) -> None:
@@ -58,8 +58,8 @@ async def test_the_extraction_paths_reads_probe_the_indexes(tmp_url: str) -> Non
 
     plans: list[Any] = await sqlite_plans(tmp_url, reads)
     assert f"INDEX {JOBS} (user_id=? AND kind=? AND created_at>?)" in plans[1], plans[1]
-    assert f"INDEX {SUPERSEDED} (user_id=? AND superseded_by=?)" in plans[2], plans[2]
-    assert f"INDEX {SUPERSEDED} (user_id=? AND superseded_by=?)" in plans[3], plans[3]
+    assert f"INDEX {SUPERSEDED} (superseded_by=?)" in plans[2], plans[2]
+    assert f"INDEX {SUPERSEDED} (superseded_by=?)" in plans[3], plans[3]
     # the new relation's source by name, then its relations: not all the user's relations
     assert "ix_graph_relations_user_source (user_id=? AND source_id=?)" in plans[-1], plans[-1]
     assert "ix_graph_entities_user_norm (user_id=? AND norm=?)" in plans[-1], plans[-1]

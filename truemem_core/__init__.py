@@ -55,6 +55,7 @@ from truemem_core.records import (
     State,
     Synthesis,
     fact_line,
+    synthesis_line,
 )
 from truemem_core.settings import Settings
 
@@ -106,4 +107,5 @@ __all__ = [
     "default_embedder",
     "fact_line",
     "item_text",
+    "synthesis_line",
 ]

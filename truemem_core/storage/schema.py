@@ -142,7 +142,7 @@ memories = Table(
     Column("superseded_by", Id, nullable=True),
     Index("ix_memories_user_created", "user_id", "created_at"),
     Index("ix_memories_user_state_importance", "user_id", "state", "importance"),  # 0014
-    Index("ix_memories_user_superseded", "user_id", "superseded_by"),  # 0022
+    Index("ix_memories_superseded_by", "superseded_by"),  # 0022
 )
 
 memory_events = Table(

@@ -4,11 +4,14 @@
   ``maintain`` job only when none of the user's was queued in the last
   ``maintain_interval_s`` (``conversation.recording``); the check is one probe of
   this index, whatever the number of jobs the user ever had.
-* ``ix_memories_user_superseded`` (``user_id, superseded_by``): after each stored
+* ``ix_memories_superseded_by`` (``superseded_by``): after each stored
   fact, the extraction job asks which memories it superseded (``graph.extraction``,
   ``graph.superseded``) and a fold repoints what its absorbed variants had
   superseded (``memory.write``). With only the user's indexes to go by, each of those
-  read every memory row of the user, superseded history and all.
+  read every memory row of the user, superseded history and all. A memory id names
+  one user's memory, so the column alone is selective; led by ``user_id``, SQLite
+  (which keeps no statistics) took it for every read of a user's memories, the
+  critical ones' included, instead of the index that orders them.
 
 Building them on an existing store reads ``jobs`` and ``memories`` once and blocks
 writes to them meanwhile.
@@ -26,7 +29,7 @@ depends_on = None
 
 INDEXES = {
     "ix_jobs_user_kind_created": ("jobs", ["user_id", "kind", "created_at"]),
-    "ix_memories_user_superseded": ("memories", ["user_id", "superseded_by"]),
+    "ix_memories_superseded_by": ("memories", ["superseded_by"]),
 }
 
 
