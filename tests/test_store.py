@@ -206,3 +206,32 @@ def test_a_sqlite_file_replaced_under_a_store_is_refused(tmp_path: Path) -> None
                      lambda: memory.list_memories("ana")):
             with pytest.raises(StorageError, match="deleted or replaced"):
                 call()
+
+
+def test_an_in_memory_store_runs_one_transaction_at_a_time() -> None:
+    """An in-memory database is one connection: concurrent transactions (a background job
+    beside a caller's read) take turns on it instead of nesting a BEGIN in another's."""
+
+    async def run() -> list[int]:
+        db = Database(resolve_url("sqlite:///:memory:"), embedder=None)
+        table = Table("turns", MetaData(), Column("n", Integer))
+        async with db.transaction() as conn:
+            await conn.run_sync(table.metadata.create_all)
+
+        async def write(n: int) -> None:
+            async with db.transaction() as conn:
+                await conn.execute(table.insert().values(n=n))
+                await asyncio.sleep(0.01)  # another task runs meanwhile
+                await conn.execute(table.insert().values(n=-n))
+
+        try:
+            await asyncio.gather(*(write(n) for n in range(1, 6)))
+            async with db.autocommit() as conn:
+                return [row.n for row in await conn.execute(select(table.c.n))]
+        finally:
+            await db.close()
+
+    written = asyncio.run(run())
+    assert len(written) == 10
+    # each transaction's two rows are next to each other: none ran inside another
+    assert all(written[i] == -written[i + 1] for i in range(0, 10, 2))

@@ -28,6 +28,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from truemem_core.embeddings import compute
 from truemem_core.embeddings.protocol import Embedder
@@ -41,6 +42,7 @@ from truemem_core.storage.schema import store_meta
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "truemem_alembic_version"  # as in migrations/env.py
 CONNECT_TIMEOUT_S = 10  # seconds to open a PostgreSQL connection (a URL's connect_timeout wins)
+_MEMORY_WAIT_S = 120  # an in-memory store's callers wait their turn this long
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -323,6 +325,13 @@ def _engine(url: str) -> AsyncEngine:
         args, kwargs = engine.dialect.create_connect_args(engine.url)
         return await sqlite_driver.connect(*args, **kwargs)
 
+    if parsed.database in (None, "", ":memory:"):
+        # An in-memory database lives in its one connection. SQLAlchemy's default shares
+        # it among callers at once (StaticPool), so a background job's BEGIN would land
+        # inside a read's or another job's transaction; a pool of one makes them take turns.
+        engine = create_async_engine(url, async_creator=connect, poolclass=AsyncAdaptedQueuePool,
+                                     pool_size=1, max_overflow=0, pool_timeout=_MEMORY_WAIT_S)
+        return engine
     engine = create_async_engine(url, async_creator=connect)
     return engine
 
