@@ -39,9 +39,8 @@ LAYERS: dict[str, int] = {
     "_core": 10,
     "_graph_client": 11, "_items_client": 11, "_sessions_client": 11,
     "_client": 12,
-    "_demo": 13, "importers": 13,
-    "cli": 14,
-    "__init__": 15,
+    "__init__": 13,
+    "cli": 14,  # the `truemem` command, its demo and importers: an application on the core
 }
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "fastapi", "starlette")
 MAX_CLASS_LINES = 300

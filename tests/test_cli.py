@@ -18,10 +18,10 @@ import pytest
 
 import truemem_core
 from truemem_core import TrueMem
-from truemem_core._demo import run_demo
 from truemem_core.cli import main
+from truemem_core.cli.demo import run_demo
 
-CLI = Path(truemem_core.__file__).parent / "cli.py"
+CLI = Path(truemem_core.__file__).parent / "cli"  # the CLI package
 DEAD_REDIS = ["--redis-url", "redis://127.0.0.1:1/0"]  # validation fails before any connection
 
 
@@ -351,16 +351,19 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
 
 
 def test_the_cli_uses_only_the_public_api() -> None:
-    """Public names may be imported from the module that defines them (the layer rule
-    forbids importing the package itself); only the demo, the URL helpers, the test of a
-    storage error for an outage (the worker waits one out as it starts) and the commands
-    that are their own units (``truemem import``, ``truemem graph``) are private."""
-    helpers = {"truemem_core._demo", "truemem_core.storage.database", "truemem_core.importers",
-               "truemem_core.graph", "truemem_core.storage.failures"}
+    """Every module of the CLI package (its commands, the demo, the importers) imports
+    public names, from the module that defines them or from each other; only the URL
+    helpers, the test of a storage error for an outage (the worker waits one out as it
+    starts) and the importers' records and the checks they make of them are private."""
+    helpers = {"truemem_core.storage.database", "truemem_core.storage.failures",
+               "truemem_core._validation", "truemem_core.memory.items",
+               "truemem_core.memory.peer_import"}
     private = []
-    for node in ast.walk(ast.parse(CLI.read_text(encoding="utf-8"))):
-        module = node.module if isinstance(node, ast.ImportFrom) else None
-        if module and module.startswith("truemem_core") and module not in helpers:
-            private += [alias.name for alias in node.names
-                        if alias.name not in truemem_core.__all__]
-    assert not private, f"cli.py imports internals: {private}"
+    for path in sorted(CLI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            if (module and module.startswith("truemem_core") and module not in helpers
+                    and not module.startswith("truemem_core.cli")):
+                private += [f"{path.name}: {alias.name}" for alias in node.names
+                            if alias.name not in truemem_core.__all__]
+    assert not private, f"the CLI imports internals: {private}"

@@ -13,7 +13,7 @@ import pytest
 
 from truemem_core import InvalidInputError, TrueMem
 from truemem_core.cli import main
-from truemem_core.importers.formats import parse
+from truemem_core.cli.importers.formats import parse
 from truemem_integrations.langgraph import TrueMemStore
 
 DATA = Path(__file__).parent / "data" / "import"

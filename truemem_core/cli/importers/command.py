@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from truemem_core._client import TrueMem
+from truemem_core.cli.importers.formats import FORMATS, parse
 from truemem_core.errors import InvalidInputError
-from truemem_core.importers.formats import FORMATS, parse
 from truemem_core.memory.peer_import import ImportReport
 
 Bar = Callable[[str], contextlib.AbstractContextManager[Callable[[int, int], None]]]

@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from truemem_core._client import TrueMem
+from truemem_core.cli import graph as graph_cli
+from truemem_core.cli.importers import command as import_command
+from truemem_core.cli.importers import formats as import_formats
 from truemem_core.errors import (
     BrokerError,
     InvalidInputError,
@@ -40,9 +43,6 @@ from truemem_core.errors import (
     StorageError,
     TrueMemError,
 )
-from truemem_core.graph import cli as graph_cli
-from truemem_core.importers import command as import_command
-from truemem_core.importers import formats as import_formats
 from truemem_core.records import Kind, Memory, synthesis_line
 from truemem_core.storage.database import holds_store, require_store, resolve_url, sqlite_path
 from truemem_core.storage.failures import is_outage
@@ -219,7 +219,7 @@ def _maintain(args: argparse.Namespace, memory: TrueMem) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from truemem_core._demo import run_demo
+    from truemem_core.cli.demo import run_demo
 
     return 0 if run_demo(args.database) else 1
 
@@ -743,6 +743,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
