@@ -7,11 +7,13 @@ is the point: the memory lives outside them, so the second one knows the user.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from truemem_core._client import TrueMem
 from truemem_core.records import Context
@@ -96,6 +98,14 @@ def run_demo(database: str | None = None, out: Callable[[str], None] = print) ->
     finally:
         if workdir is not None:
             workdir.cleanup()
+
+
+def add_parser(commands: Any) -> None:
+    commands.add_parser("demo", help="two scripted sessions, days apart, on a fresh store")
+
+
+def run(args: argparse.Namespace) -> int:
+    return 0 if run_demo(args.database) else 1
 
 
 def main() -> int:

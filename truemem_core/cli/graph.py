@@ -1,9 +1,9 @@
 """``truemem graph show|why|export --user U``: the knowledge graph from the command line.
 
-``cli.py`` registers the parser and calls ``run`` with an open ``TrueMem`` (typed
-here by the methods used, so that the graph does not import the facade). Times
-are ISO 8601; one without an offset is UTC. Mistakes are ``InvalidInputError``
-(``cli.main`` prints them as one ``truemem: error:`` line).
+``app`` registers the parser and calls ``run`` with an open ``TrueMem`` (typed
+here by the methods used). Times are ISO 8601; one without an offset is UTC.
+Mistakes are ``InvalidInputError`` (``app.main`` prints them as one
+``truemem: error:`` line).
 """
 
 from __future__ import annotations
