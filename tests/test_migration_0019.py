@@ -10,7 +10,8 @@ from migration_steps import current, head, migrate
 from sqlalchemy import column, table, update
 
 from truemem_core import TrueMem
-from truemem_core.storage.schema import api_keys, memories, messages, sessions, store_meta
+from truemem_core.storage.schema import memories, messages, sessions, store_meta
+from truemem_server.key_table import api_keys
 from truemem_server.keys import KeyStore
 
 TABLES = [table(name, column("user_id")) for name in (

@@ -5,6 +5,7 @@ internal and may change (docs/architecture.md maps them).
 """
 
 from truemem_core._client import TrueMem
+from truemem_core._validation import check_storable, check_user_id
 from truemem_core.embeddings import (
     Embedder,
     FunctionEmbedder,
@@ -36,9 +37,12 @@ from truemem_core.graph.records import (
     Relation,
     RelationSpec,
 )
+from truemem_core.jobs.broker import check_redis_url
 from truemem_core.language import LLM, ChatMessage
 from truemem_core.memory.items import StoreItem, item_text
+from truemem_core.memory.peer_import import ImportReport, PeerRecord
 from truemem_core.records import (
+    Action,
     Context,
     Feedback,
     Kind,
@@ -47,6 +51,7 @@ from truemem_core.records import (
     Message,
     RecalledTurn,
     Recorded,
+    Role,
     ScoredMemory,
     ScoredSynthesis,
     SessionInfo,
@@ -54,14 +59,19 @@ from truemem_core.records import (
     Source,
     State,
     Synthesis,
+    UserInfo,
     fact_line,
     synthesis_line,
 )
 from truemem_core.settings import Settings
+from truemem_core.storage.database import require_store, resolve_url, store_exists
+from truemem_core.storage.failures import is_outage
+from truemem_core.storage.shared import StoreDatabase
 
 __all__ = [
     "CAUSAL_TYPES",
     "LLM",
+    "Action",
     "BrokerError",
     "ChatMessage",
     "ClosedError",
@@ -76,6 +86,7 @@ __all__ = [
     "Graph",
     "GraphFacts",
     "Hop",
+    "ImportReport",
     "InvalidInputError",
     "Kind",
     "Memory",
@@ -86,10 +97,12 @@ __all__ = [
     "NotFoundError",
     "Observation",
     "ObservationSpec",
+    "PeerRecord",
     "RecalledTurn",
     "Recorded",
     "Relation",
     "RelationSpec",
+    "Role",
     "ScoredMemory",
     "ScoredSynthesis",
     "SessionInfo",
@@ -98,14 +111,23 @@ __all__ = [
     "Source",
     "State",
     "StorageError",
+    "StoreDatabase",
     "StoreItem",
     "Synthesis",
     "TiktokenCounter",
     "TokenCounter",
     "TrueMem",
     "TrueMemError",
+    "UserInfo",
+    "check_redis_url",
+    "check_storable",
+    "check_user_id",
     "default_embedder",
     "fact_line",
+    "is_outage",
     "item_text",
+    "require_store",
+    "resolve_url",
+    "store_exists",
     "synthesis_line",
 ]

@@ -17,6 +17,7 @@ from truemem_core._core import Core
 from truemem_core._graph_client import _Graph
 from truemem_core._items_client import _StoreItems
 from truemem_core._sessions_client import _Sessions
+from truemem_core._users_client import _UserList
 from truemem_core.embeddings import Embedder, TokenCounter
 from truemem_core.language import LLM
 from truemem_core.records import (
@@ -82,7 +83,7 @@ class _BulkMemory:
             batch_size=batch_size, progress=progress))
 
 
-class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems):
+class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:

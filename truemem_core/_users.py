@@ -1,4 +1,5 @@
-"""A user as a whole: export everything, import it back, erase every row.
+"""A user as a whole: export everything, import it back, erase every row; the list of
+the store's users.
 
 Each is one transaction across long-term memory and conversations.
 """
@@ -7,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from truemem_core._validation import malformed
+from sqlalchemy import func, select
+
+from truemem_core._validation import check_storable, malformed
 from truemem_core.conversation import sessions
 from truemem_core.conversation.passages import embed_messages
 from truemem_core.embeddings import TokenCounter
@@ -19,7 +23,7 @@ from truemem_core.memory import items as store
 from truemem_core.memory import portability, reads
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.memory.service import MemoryStore
-from truemem_core.records import Memory
+from truemem_core.records import Memory, UserInfo
 from truemem_core.storage.schema import (
     GRAPH_TABLES,
     admission_rejections,
@@ -114,3 +118,35 @@ class Users:
                           admission_rejections, store_items, syntheses, *GRAPH_TABLES):
                 await conn.execute(table.delete().where(table.c.user_id == user))
             return int(removed.rowcount or 0)
+
+    async def list_users(self, prefix: Any = "", limit: Any = 500) -> list[UserInfo]:
+        """Up to ``limit`` users whose id starts with ``prefix``, by id.
+
+        The core keeps no list of users: one grouped read of each table their ids live in
+        (memories, sessions). The prefix is tested with ``substr`` (exact under any
+        collation, no ``LIKE`` wildcards to escape), which reads every row's id: a call
+        for an operator's page, not for a hot path."""
+        if not isinstance(prefix, str):
+            raise InvalidInputError(f"prefix must be a string, got {type(prefix).__name__}")
+        check_storable(prefix, "prefix")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError(f"limit must be an int >= 1, got {limit!r}")
+        reads = [select(table.c.user_id, func.count(), func.max(table.c.updated_at))
+                 .where(func.substr(table.c.user_id, 1, len(prefix)) == prefix)
+                 .group_by(table.c.user_id).order_by(table.c.user_id).limit(limit)
+                 for table in (memories, sessions_table)]
+        async with self.db.transaction(readonly=True) as conn:
+            found = [[(row[0], int(row[1]), row[2]) for row in await conn.execute(read)]
+                     for read in reads]
+        return merge_users(found[0], found[1])[:limit]
+
+
+def merge_users(memory_rows: list[tuple[str, int, datetime | None]],
+                session_rows: list[tuple[str, int, datetime | None]]) -> list[UserInfo]:
+    """One ``UserInfo`` per user id, by id, from the two grouped reads."""
+    users = {user: UserInfo(user, count, 0, changed) for user, count, changed in memory_rows}
+    for user, count, changed in session_rows:
+        seen = users.get(user, UserInfo(user, 0, 0, None))
+        last = max((t for t in (seen.last_change, changed) if t is not None), default=None)
+        users[user] = UserInfo(user, seen.memories, count, last)
+    return [users[user] for user in sorted(users)]

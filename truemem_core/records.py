@@ -143,6 +143,22 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class UserInfo:
+    """A user of the store, as ``list_users`` lists it: a user exists as soon as it has
+    a memory or a session."""
+
+    user_id: str
+    memories: int
+    """How many memories it holds, in every state (deleted ones too)."""
+    sessions: int
+    last_change: datetime | None
+    """When one of its memories or sessions last changed."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _jsonable(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
 class RecalledTurn:
     """A past message of the user recalled into a context, explained as a search hit.
 

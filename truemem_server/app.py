@@ -73,7 +73,7 @@ def _lifespan(memory: TrueMem | None, database_url: str | None,
             keys = KeyStore(served.database_url, cache_seconds=settings.key_cache_seconds)
             stack.push_async_callback(keys.close)
             app.state.memory, app.state.keys = served, keys
-            app.state.message_ids = StoreIds(keys.db)
+            app.state.message_ids = StoreIds(keys.store)
             for extra in app.state.lifespans:
                 await stack.enter_async_context(extra(app))
             yield

@@ -17,8 +17,7 @@ import os
 import sys
 from typing import Any
 
-from truemem_core import InvalidInputError, MissingDependencyError
-from truemem_core.storage.database import require_store, resolve_url
+from truemem_core import InvalidInputError, MissingDependencyError, check_redis_url, resolve_url
 from truemem_server.settings import API_DOCS, ServerSettings
 
 
@@ -80,7 +79,6 @@ def _serve(args: argparse.Namespace) -> int:
     _need_server_extra()
     import uvicorn
 
-    from truemem_core.jobs.broker import check_redis_url
     from truemem_server.logs import log_config
 
     if args.workers < 1:
@@ -107,13 +105,11 @@ def _serve(args: argparse.Namespace) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from truemem_server.keys import KeyStore
 
-    if not (args.action == "create" and args.new_store):
-        try:  # a mistyped path, or a file deleted under a running server, is no new store
-            require_store(args.database)
-        except InvalidInputError as exc:
-            hint = "; --new-store creates one" if args.action == "create" else ""
-            raise InvalidInputError(f"{exc}{hint}") from exc
-    store = KeyStore(args.database)
+    try:  # a mistyped path, or a file deleted under a running server, is no new store
+        store = KeyStore(args.database, create=args.action == "create" and args.new_store)
+    except InvalidInputError as exc:
+        hint = "; --new-store creates one" if args.action == "create" else ""
+        raise InvalidInputError(f"{exc}{hint}") from exc
 
     async def run() -> None:
         try:

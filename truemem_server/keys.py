@@ -3,6 +3,7 @@
 A key reads ``tm_<id>_<secret>``: ``id`` (16 hex characters) is public and finds
 the row, ``secret`` is 256 random bits. The row keeps the SHA-256 of the whole
 key, compared in constant time; a high-entropy key needs no slow hash. Framework-free.
+The rows live in the server's own table of the store (``key_table``).
 
 A server's ``KeyStore`` may remember a verified key for ``cache_seconds`` (a lookup
 costs a transaction per request otherwise): a key revoked through another process
@@ -18,16 +19,17 @@ import re
 import secrets
 import time
 import unicodedata
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from truemem_core import InvalidInputError, NotFoundError
-from truemem_core._validation import check_user_id
-from truemem_core.storage.database import Database, resolve_url
-from truemem_core.storage.schema import api_keys, utcnow
+from truemem_core import InvalidInputError, NotFoundError, StoreDatabase, check_user_id
+from truemem_server.key_table import api_keys, ensure
 
 PREFIX = "tm_"
 TENANT = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
@@ -84,18 +86,38 @@ def key_id(key: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _utc(moment: datetime) -> datetime:
+    """A stored time as UTC (SQLite keeps it without its zone)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _to_key(row: Row[Any]) -> ApiKey:
-    return ApiKey(row.id, row.tenant, row.user_id, row.read_only, row.name, row.created_at,
-                  row.revoked_at)
+    revoked = None if row.revoked_at is None else _utc(row.revoked_at)
+    return ApiKey(row.id, row.tenant, row.user_id, row.read_only, row.name,
+                  _utc(row.created_at), revoked)
 
 
 class KeyStore:
-    """The ``api_keys`` table of one store, on its own small engine (the caller's loop)."""
+    """The ``api_keys`` table of one store, on its own small engine (the caller's loop).
 
-    def __init__(self, database_url: str | None = None, *, cache_seconds: float = 0.0) -> None:
-        self.db = Database(resolve_url(database_url), embedder=None)
+    ``create=False`` refuses a SQLite path that holds no store yet (``StoreDatabase``)."""
+
+    def __init__(self, database_url: str | None = None, *, cache_seconds: float = 0.0,
+                 create: bool = True) -> None:
+        self.store = StoreDatabase(database_url, create=create)
         self.cache_seconds = cache_seconds
         self._verified: dict[str, tuple[float, ApiKey]] = {}  # key's hash -> (until, row)
+        self._table_made = False
+
+    @asynccontextmanager
+    async def _transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A transaction on the store, its key table made first (once a process)."""
+        if not self._table_made:
+            async with self.store.transaction() as conn:
+                await ensure(conn)
+            self._table_made = True
+        async with self.store.transaction(readonly=readonly) as conn:
+            yield conn
 
     async def create(self, tenant: str, *, user: str | None = None, read_only: bool = False,
                      name: str | None = None) -> tuple[ApiKey, str]:
@@ -105,9 +127,10 @@ class KeyStore:
             user = check_user(user)
         if name is not None and (len(name) > 255 or not name.isprintable()):
             raise InvalidInputError("name must be printable text of at most 255 characters")
-        made = ApiKey(secrets.token_hex(8), tenant, user, read_only, name, utcnow(), None)
+        made = ApiKey(secrets.token_hex(8), tenant, user, read_only, name, datetime.now(UTC),
+                      None)
         key = f"{PREFIX}{made.id}_{secrets.token_urlsafe(32)}"
-        async with self.db.transaction() as conn:
+        async with self._transaction() as conn:
             await conn.execute(api_keys.insert(), {
                 "id": made.id, "secret_hash": hash_key(key), "tenant": tenant, "user_id": user,
                 "read_only": read_only, "name": name, "created_at": made.created_at,
@@ -118,17 +141,17 @@ class KeyStore:
         query = select(api_keys).order_by(api_keys.c.tenant, api_keys.c.created_at)
         if tenant is not None:
             query = query.where(api_keys.c.tenant == check_tenant(tenant))
-        async with self.db.transaction(readonly=True) as conn:
+        async with self._transaction(readonly=True) as conn:
             return [_to_key(row) for row in await conn.execute(query)]
 
     async def revoke(self, key_or_id: str) -> ApiKey:
         """Revoke a key (by id, or by the key itself); revoking twice keeps the first date."""
         wanted = key_id(key_or_id) or key_or_id
         self._verified = {h: hit for h, hit in self._verified.items() if hit[1].id != wanted}
-        async with self.db.transaction() as conn:
+        async with self._transaction() as conn:
             await conn.execute(update(api_keys).where(
                 api_keys.c.id == wanted, api_keys.c.revoked_at.is_(None)).values(
-                revoked_at=utcnow()))
+                revoked_at=datetime.now(UTC)))
             row = (await conn.execute(select(api_keys).where(api_keys.c.id == wanted))).first()
         if row is None:
             raise NotFoundError(f"no API key {wanted!r}")
@@ -143,7 +166,7 @@ class KeyStore:
         cached = self._verified.get(digest)
         if cached is not None and cached[0] > now:
             return cached[1]
-        async with self.db.transaction(readonly=True) as conn:
+        async with self._transaction(readonly=True) as conn:
             row = (await conn.execute(select(api_keys).where(api_keys.c.id == wanted))).first()
         if row is None or not hmac.compare_digest(row.secret_hash, digest):
             return None
@@ -157,4 +180,4 @@ class KeyStore:
         return found
 
     async def close(self) -> None:
-        await self.db.close()
+        await self.store.close()

@@ -12,7 +12,7 @@ same text and structured content (``mcp_graph_shapes``). On top of them:
   ``create_relations``), ``causes``, ``effects`` and ``path``, each hop with its
   evidence and its time line.
 
-The tools act for the caller's user (``mcp_server.Caller``); none takes a user id. A
+The tools act for the caller's user (``mcp_caller.Caller``); none takes a user id. A
 read-only key is listed only the reading tools. Every call goes through ``TrueMem``'s
 async graph API; the reference tools read the user's graph once (``agraph``) and
 shape or match it with pure functions, as the reference server reads its file.
@@ -39,8 +39,9 @@ from truemem_core import (
     ObservationSpec,
     RelationSpec,
     TrueMemError,
+    check_storable,
 )
-from truemem_core._validation import check_storable
+from truemem_server.mcp_caller import Caller, CallerOf
 from truemem_server.mcp_graph_shapes import (
     MAX_ITEMS,
     AddedObservations,
@@ -73,7 +74,6 @@ from truemem_server.mcp_graph_shapes import (
     reply,
     search_graph,
 )
-from truemem_server.mcp_server import Caller, CallerOf
 
 RESOURCE_URI = "memory://knowledge-graph"  # the reference server's resource
 GRAPH_TOOLS = frozenset({

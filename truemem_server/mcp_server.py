@@ -23,10 +23,10 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -51,8 +51,8 @@ from truemem_core import (
     Settings,
     TrueMem,
     TrueMemError,
+    check_user_id,
 )
-from truemem_core._validation import check_user_id
 from truemem_server.auth import Principal, key_store, stored_user
 from truemem_server.errors import (
     ApiError,
@@ -62,6 +62,8 @@ from truemem_server.errors import (
     problems,
     status_for,
 )
+from truemem_server.mcp_caller import Caller, CallerOf
+from truemem_server.mcp_graph import graph_tools
 from truemem_server.message_ids import MessageIds, of_store
 from truemem_server.routes.deps import message_ids_of
 
@@ -79,27 +81,6 @@ SESSION_HELP = (
     "A name for this conversation. Use the same one for every call of one conversation; "
     "recent turns and the running summary are kept per session."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who a tool call acts for: the store, the user's storage id, whether it may write,
-    and how message ids are shown (``message_ids``; None: ``build_server`` reads the
-    store's)."""
-
-    memory: TrueMem
-    user: str
-    read_only: bool = False
-    ids: MessageIds | None = None
-
-    @property
-    def message_ids(self) -> MessageIds:
-        if self.ids is None:  # pragma: no cover - build_server gives every tool its ids
-            raise RuntimeError("a Caller without message ids")
-        return self.ids
-
-
-CallerOf = Callable[[], Awaitable[Caller]]
 
 
 class MemoryOut(BaseModel):
@@ -329,7 +310,6 @@ class _Server(MCPServer[Any]):
 def build_server(caller_of: CallerOf) -> MCPServer:
     """The MCP server with TrueMem's memory tools and its knowledge graph's
     (``mcp_graph``); ``caller_of`` says who each call acts for."""
-    from truemem_server.mcp_graph import graph_tools  # it imports Caller from here
 
     caller_of = _with_ids(caller_of)
     server = _Server(caller_of, name="truemem", title="TrueMem", version=_version(),

@@ -3,8 +3,8 @@
 The store numbers messages with one counter (``messages.id``): shown as they are, a
 tenant's ids would tell how many messages every other tenant recorded in between. The
 server shows each id through a keyed permutation of the integers below 2**52 instead
-(a Feistel network whose rounds are BLAKE2b keyed with the store's ``message_id_key``,
-made by migration 0019 and kept in ``truemem_meta``): every process serving the store
+(a Feistel network whose rounds are BLAKE2b keyed with the store's secret,
+``StoreDatabase.secret``): every process serving the store
 shows the same id for the same message, two messages never share one, the key cannot
 be recovered from ids, and ids stay JSON integers that JavaScript reads exactly
 (below 2**53). They are not ordered: the order of messages is the order of the lists
@@ -17,12 +17,8 @@ import functools
 import hashlib
 from typing import Any
 
-from sqlalchemy import select
+from truemem_core import StoreDatabase
 
-from truemem_core.storage.database import Database, resolve_url
-from truemem_core.storage.schema import store_meta
-
-KEY = "message_id_key"
 _HALF = 26  # bits of each half: ids below 2**52
 _MASK = (1 << _HALF) - 1
 _ROUNDS = 8
@@ -71,32 +67,29 @@ class MessageIds:
         return f"{kind}:{self.shown(int(message))}" if message.isdigit() else key
 
 
-async def load(db: Database) -> MessageIds:
-    """The store's permutation (its key is made when the store is created or upgraded)."""
-    async with db.transaction(readonly=True) as conn:
-        key = (await conn.execute(select(store_meta.c.value).where(
-            store_meta.c.key == KEY))).scalar_one()
-    return MessageIds(bytes.fromhex(key))
+async def load(store: StoreDatabase) -> MessageIds:
+    """The store's permutation (its secret is made when the store is created or upgraded)."""
+    return MessageIds(await store.secret())
 
 
 class StoreIds:
     """A store's ``MessageIds``, read at first use: a server starts (and answers
     ``/readyz``) while its database does not answer yet."""
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    def __init__(self, store: StoreDatabase) -> None:
+        self._store = store
         self._ids: MessageIds | None = None
 
     async def get(self) -> MessageIds:
         if self._ids is None:
-            self._ids = await load(self._db)
+            self._ids = await load(self._store)
         return self._ids
 
 
 async def of_store(url: str) -> MessageIds:
     """``load`` on a connection of its own to the store at ``url``."""
-    db = Database(resolve_url(url), embedder=None)
+    store = StoreDatabase(url)
     try:
-        return await load(db)
+        return await load(store)
     finally:
-        await db.close()
+        await store.close()

@@ -16,19 +16,24 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
 from truemem_core import (
+    Action,
     Context,
+    Feedback,
+    Kind,
     Memory,
     MemoryEvent,
     Message,
     RecalledTurn,
     Recorded,
+    Role,
     ScoredMemory,
     ScoredSynthesis,
     SessionInfo,
     SessionState,
+    Source,
+    State,
     Synthesis,
 )
-from truemem_core.records import Action, Feedback, Kind, Role, Source, State
 from truemem_server.auth import shown_user
 from truemem_server.keys import MAX_USER_CHARS
 from truemem_server.message_ids import MessageIds

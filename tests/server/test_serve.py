@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import select
 
 from truemem_core.cli import main
-from truemem_core.storage.schema import api_keys
+from truemem_server.key_table import api_keys
 
 
 def _free_port() -> int:

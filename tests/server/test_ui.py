@@ -165,7 +165,7 @@ async def test_the_user_list_keeps_to_the_tenant(api: Api) -> None:
                  "acme_/y", "beta/ana"):
         await api.memory.aadd_memory(user, f"A fact of {user}")
     await api.memory.arecord("acme/carl", "s1", "Hello there", "Hi!")
-    db = api.keys.db
+    db = api.memory
     listed = await tenant_users(db, "acme")
     assert [(u.user, u.memories, u.sessions) for u in listed] == [
         ("ana", 1, 0), ("bo", 1, 0), ("bob", 1, 0), ("carl", 0, 1)]
@@ -182,7 +182,7 @@ async def test_look_alike_users_are_marked_in_the_user_list(api: Api) -> None:
     which one mixes scripts, so the operator does not erase the wrong one."""
     for user in ("acme/ana", "acme/\u0430na", "acme/Łukasz 日本", "acme/Ελένη"):
         await api.memory.aadd_memory(user, "A fact")
-    listed = {u.user: u.warning for u in await tenant_users(api.keys.db, "acme")}
+    listed = {u.user: u.warning for u in await tenant_users(api.memory, "acme")}
     assert listed["ana"] is None and listed["Łukasz 日本"] is None and listed["Ελένη"] is None
     assert "Cyrillic and Latin" in listed["\u0430na"]  # type: ignore[operator]
     client = await signed_in(api)

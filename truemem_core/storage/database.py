@@ -92,11 +92,20 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database).expanduser()
 
 
-def require_store(database: str | None) -> None:
-    """Refuse a SQLite path without a store: a typo must not create an empty one, nor
-    turn another application's database (or an empty file) into one."""
+def store_exists(database: Any = None) -> bool:
+    """Whether ``database`` (a path or URL, as ``TrueMem`` takes it) names a store that
+    is there: a SQLite file holding TrueMem's tables. A PostgreSQL URL or in-memory
+    SQLite counts as one (nothing is connected to find out). Read only, nothing made."""
     path = sqlite_path(resolve_url(database))
-    if path is not None and not holds_store(path):
+    return path is None or holds_store(path)
+
+
+def require_store(database: Any = None) -> None:
+    """Refuse a SQLite path without a store (``InvalidInputError``): a typo must not
+    create an empty one, nor turn another application's database (or an empty file)
+    into one."""
+    if not store_exists(database):
+        path = sqlite_path(resolve_url(database))
         raise InvalidInputError(
             f"no TrueMem store at {path} (this command works on existing data and does not "
             "create one; check --database or $TRUEMEM_DATABASE_URL)")
@@ -348,12 +357,16 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
+def current_revision(connection: Connection) -> str | None:
+    """The revision the store's schema is at (None: no schema yet)."""
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    return context.get_current_revision()
+
+
 def upgrade_if_behind(connection: Connection) -> None:
     """Bring the schema to the newest revision; at head, only the version is read
     (loading Alembic's scripts costs more than the rest of opening a store)."""
-    context = MigrationContext.configure(
-        connection, opts={"version_table": VERSION_TABLE})
-    if context.get_current_revision() != head_revision():
+    if current_revision(connection) != head_revision():
         upgrade(connection)
 
 

@@ -252,21 +252,6 @@ jobs = Table(
     Index("ix_jobs_user_kind_created", "user_id", "kind", "created_at"),  # 0022
 )
 
-# Keys of the HTTP service (truemem_server): hashes only, never the key (0009).
-api_keys = Table(
-    "api_keys",
-    metadata,
-    Column("id", String(32), primary_key=True),
-    Column("secret_hash", String(64), nullable=False),
-    Column("tenant", String(63), nullable=False),
-    Column("user_id", UserId, nullable=True),
-    Column("read_only", Boolean, nullable=False),
-    Column("name", String(255), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("revoked_at", UTCDateTime, nullable=True),
-    Index("ix_api_keys_tenant_created", "tenant", "created_at"),
-)
-
 # The knowledge graph (0010). Entities are unique per user by normalised name and type
 # among the current ones; observations and relations are bi-temporal and never updated
 # in place (valid_from/valid_to: the world; recorded_at/invalidated_at: the system).

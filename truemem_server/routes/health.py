@@ -9,14 +9,11 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-from alembic.runtime.migration import MigrationContext
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import Connection
 
-from truemem_core import StorageError
-from truemem_core.storage.database import VERSION_TABLE, head_revision
+from truemem_core import StorageError, StoreDatabase
 from truemem_server.keys import KeyStore
 
 router = APIRouter(tags=["health"])
@@ -42,7 +39,7 @@ async def healthz() -> Health:
 async def readyz(request: Request) -> JSONResponse:
     keys: KeyStore = request.app.state.keys
     redis_url: str | None = request.app.state.settings.redis_url
-    checks = {"database": await _database(keys)}
+    checks = {"database": await _database(keys.store)}
     if redis_url:
         checks["broker"] = await _broker(redis_url)
     ready = all(value == "ok" for value in checks.values())
@@ -50,22 +47,14 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
 
-def _revision(conn: Connection) -> str | None:
-    context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
-    return context.get_current_revision()
-
-
-async def _database(keys: KeyStore) -> str:
+async def _database(store: StoreDatabase) -> str:
     try:
-        await keys.db.open()  # migrates on first success; at once after that
-        async with asyncio.timeout(TIMEOUT_S), keys.db.autocommit() as conn:
-            revision = await conn.run_sync(_revision)
+        await store.check(TIMEOUT_S)  # migrates on first success; at once after that
     except StorageError as exc:  # in words safe to show: what the operator must fix
         return str(exc).removeprefix("database error: ")
     except Exception as exc:  # any failure is an answer here: not ready, and why
         return f"unreachable ({type(exc).__name__})"
-    head = head_revision()
-    return "ok" if revision == head else f"schema at {revision}, expected {head}"
+    return "ok"
 
 
 async def _broker(url: str) -> str:

@@ -15,8 +15,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Form, Query, Request
 from starlette.responses import FileResponse, Response
 
-from truemem_core import SessionInfo, SessionState, TrueMem
-from truemem_core._validation import check_storable
+from truemem_core import SessionInfo, SessionState, TrueMem, check_storable
 from truemem_server.auth import key_store
 from truemem_server.errors import NotFound
 from truemem_server.keys import MAX_USER_CHARS
@@ -82,12 +81,12 @@ async def logout(request: Request, _: SameOrigin) -> Response:
 
 
 @router.get("/", name="ui_index")
-async def index(request: Request, principal: Viewer, find: str = "",
+async def index(request: Request, principal: Viewer, memory: Memory, find: str = "",
                 done: str = "") -> Response:
     if principal.user is not None:
         return see(user_url(request, principal.user))
     prefix = check_storable(find.strip()[:MAX_USER_CHARS], "the filter")
-    users = await tenant_users(key_store(request).db, principal.tenant, prefix)
+    users = await tenant_users(memory, principal.tenant, prefix)
     return page(request, "users.html", users=users, find=find, notice=NOTICES.get(done))
 
 

@@ -1,11 +1,8 @@
-"""The users of one tenant, for the inspector's user picker: one grouped read per table.
+"""The users of one tenant, for the inspector's user picker (``TrueMem.list_users``).
 
-A user exists in storage as soon as it has a memory or a session; the core keeps no
-list of users, so the picker reads the two tables the user ids live in. Every id of
-tenant ``acme`` is stored as ``acme/…``: the tenant's rows are those whose id starts
-with ``acme/``, tested with ``substr`` (exact under any collation, no ``LIKE``
-wildcards to escape). That test reads every row's id: the picker costs one scan of
-each table, which is fine for a page a person opens, not for a hot path.
+Every id of tenant ``acme`` is stored as ``acme/…``: the tenant's users are the
+store's users whose id starts with ``acme/``, shown without it. Listing reads every
+stored id once: fine for a page a person opens, not for a hot path.
 """
 
 from __future__ import annotations
@@ -14,10 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
-
-from truemem_core.storage.database import Database
-from truemem_core.storage.schema import memories, sessions
+from truemem_core import TrueMem, UserInfo
 from truemem_server.auth import SEPARATOR
 
 MAX_USERS = 500
@@ -65,30 +59,14 @@ def id_prefix(tenant: str, prefix: str = "") -> str:
     return f"{tenant}{SEPARATOR}{prefix}"
 
 
-def merge(tenant: str, memory_rows: list[tuple[str, int, datetime | None]],
-          session_rows: list[tuple[str, int, datetime | None]]) -> list[TenantUser]:
-    """One line per user, by id (pure: the two grouped reads in, the picker's rows out)."""
-    users: dict[str, TenantUser] = {}
-    cut = len(tenant) + len(SEPARATOR)
-    for stored, count, changed in memory_rows:
-        users[stored] = TenantUser(stored[cut:], count, 0, changed, look_alike(stored[cut:]))
-    for stored, count, changed in session_rows:
-        seen = users.get(stored, TenantUser(stored[cut:], 0, 0, None, look_alike(stored[cut:])))
-        last = max((t for t in (seen.last_change, changed) if t is not None), default=None)
-        users[stored] = TenantUser(seen.user, seen.memories, count, last, seen.warning)
-    return [users[key] for key in sorted(users)][:MAX_USERS]
+def in_tenant(tenant: str, listed: list[UserInfo]) -> list[TenantUser]:
+    """The picker's rows of the store's users of ``tenant`` (pure)."""
+    cut = len(id_prefix(tenant))
+    return [TenantUser(user.user_id[cut:], user.memories, user.sessions, user.last_change,
+                       look_alike(user.user_id[cut:])) for user in listed]
 
 
-async def tenant_users(db: Database, tenant: str, prefix: str = "") -> list[TenantUser]:
+async def tenant_users(memory: TrueMem, tenant: str, prefix: str = "") -> list[TenantUser]:
     """Up to ``MAX_USERS`` users of ``tenant`` whose id starts with ``prefix``."""
-    start = id_prefix(tenant, prefix)
-    reads = []
-    for table in (memories, sessions):
-        reads.append(
-            select(table.c.user_id, func.count(), func.max(table.c.updated_at))
-            .where(func.substr(table.c.user_id, 1, len(start)) == start)
-            .group_by(table.c.user_id).order_by(table.c.user_id).limit(MAX_USERS))
-    async with db.transaction(readonly=True) as conn:
-        found = [[(row[0], int(row[1]), row[2]) for row in await conn.execute(query)]
-                 for query in reads]
-    return merge(tenant, found[0], found[1])
+    listed = await memory.alist_users(id_prefix(tenant, prefix), limit=MAX_USERS)
+    return in_tenant(tenant, listed)
