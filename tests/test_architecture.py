@@ -1,11 +1,12 @@
 """The layout keeps its promises (docs/architecture.md): layers import downwards only,
-modules import each other without cycles, adapters use the public API, the core
-imports no framework, and no class or function grows past what one reader holds."""
+modules import each other without cycles, adapters, the server and the CLI use the
+public API, the core imports no framework, and no class or function grows past what one
+reader holds."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "truemem_core"
 ADAPTERS = ROOT / "truemem_integrations"
 SERVER = ROOT / "truemem_server"
-# What the service may use besides the public API: the store it shares (its key table,
-# the migration check of /readyz), the records' Literal types, the core's id check (an
-# API user id is one), and the broker URL check `truemem serve` runs before its worker
-# processes start.
-SERVER_INTERNALS = {"truemem_core.storage.database", "truemem_core.storage.schema",
-                    "truemem_core.records", "truemem_core._validation",
-                    "truemem_core.jobs.broker"}
+PACKAGES = (CORE, ADAPTERS, SERVER)
+# The application inside the core's tree: the command line (its commands, the demo, the
+# importers). It uses the public API, as the server does, and its own modules.
+APPLICATIONS = ("truemem_core.cli",)
 
 # Each unit of the core and its layer: a unit may import its own modules and lower layers.
 LAYERS: dict[str, int] = {
@@ -37,7 +35,7 @@ LAYERS: dict[str, int] = {
     "jobs": 8,
     "_users": 9,
     "_core": 10,
-    "_graph_client": 11, "_items_client": 11, "_sessions_client": 11,
+    "_graph_client": 11, "_items_client": 11, "_sessions_client": 11, "_users_client": 11,
     "_client": 12,
     "__init__": 13,
     "cli": 14,  # the `truemem` command, its demo and importers: an application on the core
@@ -99,9 +97,11 @@ def test_layers_import_downwards_only() -> None:
 
 
 def test_modules_import_each_other_without_cycles() -> None:
+    """Across the core, the adapters and the server, imports inside functions too."""
     graph: dict[str, set[str]] = {}
-    names = {_module_name(path) for path in _modules(CORE)}
-    for path in _modules(CORE):
+    paths = [path for root in PACKAGES for path in _modules(root)]
+    names = {_module_name(path) for path in paths}
+    for path in paths:
         edges = graph.setdefault(_module_name(path), set())
         for _, module, imported in _imports(path):
             for candidate in [module, *(f"{module}.{name}" for name in imported)]:
@@ -125,16 +125,28 @@ def test_modules_import_each_other_without_cycles() -> None:
         visit(name, [])
 
 
-def test_adapters_use_only_the_public_api() -> None:
+def _is_application(module: str) -> bool:
+    return any(module == app or module.startswith(app + ".") for app in APPLICATIONS)
+
+
+def _private_imports(paths: list[Path], allowed: Callable[[str], bool]) -> list[str]:
+    """Where the modules at ``paths`` import the core other than by its public names
+    (``truemem_core.__all__``), unless ``allowed(module)``."""
     private = []
-    for path in _modules(ADAPTERS):
+    for path in paths:
         for line, module, imported in _imports(path):
             where = f"{path.relative_to(ROOT)}:{line}"
-            if module.startswith("truemem_core."):
+            if module.startswith("truemem_core.") and not allowed(module) and not (
+                    imported and all(allowed(f"{module}.{name}") for name in imported)):
                 private.append(f"{where} imports {module}")
             elif module == "truemem_core":
                 private += [f"{where} imports {name}" for name in imported
                             if name not in truemem_core.__all__]
+    return private
+
+
+def test_adapters_use_only_the_public_api() -> None:
+    private = _private_imports(list(_modules(ADAPTERS)), lambda module: False)
     assert not private, "adapters import internals:\n" + "\n".join(private)
 
 
@@ -145,17 +157,16 @@ def test_the_core_never_imports_the_server() -> None:
     assert not found, "\n".join(found)
 
 
-def test_the_server_uses_the_public_api_and_the_shared_store() -> None:
-    private = []
-    for path in _modules(SERVER):
-        for line, module, imported in _imports(path):
-            where = f"{path.relative_to(ROOT)}:{line}"
-            if module.startswith("truemem_core.") and module not in SERVER_INTERNALS:
-                private.append(f"{where} imports {module}")
-            elif module == "truemem_core":
-                private += [f"{where} imports {name}" for name in imported
-                            if name not in truemem_core.__all__]
+def test_the_server_uses_only_the_public_api() -> None:
+    private = _private_imports(list(_modules(SERVER)), lambda module: False)
     assert not private, "the server imports internals:\n" + "\n".join(private)
+
+
+def test_the_command_line_uses_only_the_public_api() -> None:
+    cli = [path for path in _modules(CORE) if _is_application(_module_name(path))]
+    assert cli, "APPLICATIONS names no module: update it to where the CLI now lives"
+    private = _private_imports(cli, _is_application)
+    assert not private, "the command line imports internals:\n" + "\n".join(private)
 
 
 def test_the_core_imports_no_framework() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
 import json
@@ -16,12 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import truemem_core
 from truemem_core import TrueMem
 from truemem_core.cli import main
 from truemem_core.cli.demo import run_demo
 
-CLI = Path(truemem_core.__file__).parent / "cli"  # the CLI package
 DEAD_REDIS = ["--redis-url", "redis://127.0.0.1:1/0"]  # validation fails before any connection
 
 
@@ -348,22 +345,3 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
         os.close(write)
     assert done.returncode == 1
     assert "Error" not in done.stderr and "Traceback" not in done.stderr
-
-
-def test_the_cli_uses_only_the_public_api() -> None:
-    """Every module of the CLI package (its commands, the demo, the importers) imports
-    public names, from the module that defines them or from each other; only the URL
-    helpers, the test of a storage error for an outage (the worker waits one out as it
-    starts) and the importers' records and the checks they make of them are private."""
-    helpers = {"truemem_core.storage.database", "truemem_core.storage.failures",
-               "truemem_core._validation", "truemem_core.memory.items",
-               "truemem_core.memory.peer_import"}
-    private = []
-    for path in sorted(CLI.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            module = node.module if isinstance(node, ast.ImportFrom) else None
-            if (module and module.startswith("truemem_core") and module not in helpers
-                    and not module.startswith("truemem_core.cli")):
-                private += [f"{path.name}: {alias.name}" for alias in node.names
-                            if alias.name not in truemem_core.__all__]
-    assert not private, f"the CLI imports internals: {private}"

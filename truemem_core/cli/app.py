@@ -18,12 +18,10 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from truemem_core._client import TrueMem
+from truemem_core import TrueMem, TrueMemError, require_store, store_exists
 from truemem_core.cli import demo, graph, maintenance, memories, users, worker
 from truemem_core.cli.importers import command as import_command
 from truemem_core.cli.progress import bar
-from truemem_core.errors import TrueMemError
-from truemem_core.storage.database import holds_store, require_store, resolve_url, sqlite_path
 
 # The only commands that may create a store; every other one needs an existing one.
 CREATES_STORE = {("memories", "add"), ("memories", "import"), ("user", "import"),
@@ -83,8 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         require_store(args.database)
     with contextlib.ExitStack() as stack:
         database = args.database
-        path = sqlite_path(resolve_url(database))
-        if getattr(args, "dry_run", False) and path is not None and not holds_store(path):
+        if getattr(args, "dry_run", False) and not store_exists(database):
             # nothing there yet, so nothing already imported: checked against an empty
             # store of its own, the path is left as it was
             database = str(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "dry.db")

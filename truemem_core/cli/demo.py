@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from truemem_core._client import TrueMem
-from truemem_core.records import Context
+from truemem_core import Context, TrueMem
 
 USER = "prathamesh"
 FIRST_SESSION = [

@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from truemem_core.errors import InvalidInputError
-from truemem_core.graph.records import Entity, Graph, Hop, Observation, Relation
+from truemem_core import Entity, Graph, Hop, InvalidInputError, Observation, Relation
 
 
 class GraphReader(Protocol):

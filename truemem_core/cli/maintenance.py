@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from truemem_core._client import TrueMem
+from truemem_core import TrueMem
 from truemem_core.cli.progress import bar
 
 

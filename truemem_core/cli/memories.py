@@ -8,12 +8,10 @@ import json
 import sys
 from typing import Any, get_args
 
-from truemem_core._client import TrueMem
+from truemem_core import InvalidInputError, Kind, Memory, TrueMem
 from truemem_core.cli.importers import command as import_command
 from truemem_core.cli.importers import formats as import_formats
 from truemem_core.cli.progress import bar
-from truemem_core.errors import InvalidInputError
-from truemem_core.records import Kind, Memory
 
 
 def _print_memory(memory: Memory) -> None:

@@ -23,16 +23,16 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from truemem_core._client import TrueMem
-from truemem_core.errors import (
+from truemem_core import (
     BrokerError,
     InvalidInputError,
     MissingDependencyError,
     StorageError,
+    TrueMem,
     TrueMemError,
+    is_outage,
+    require_store,
 )
-from truemem_core.storage.database import require_store
-from truemem_core.storage.failures import is_outage
 
 if TYPE_CHECKING:
     import redis

@@ -7,11 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from truemem_core._client import TrueMem
+from truemem_core import InvalidInputError, TrueMem, synthesis_line
 from truemem_core.cli.importers import command as import_command
 from truemem_core.cli.importers import formats as import_formats
-from truemem_core.errors import InvalidInputError
-from truemem_core.records import synthesis_line
 
 
 def run(args: argparse.Namespace, memory: TrueMem) -> None:

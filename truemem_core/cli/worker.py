@@ -8,10 +8,9 @@ import math
 import os
 from typing import Any
 
+from truemem_core import InvalidInputError, resolve_url
 from truemem_core.cli import supervisor
 from truemem_core.cli.supervisor import DEFAULT_GIVE_UP_S, GIVE_UP_ENV
-from truemem_core.errors import InvalidInputError
-from truemem_core.storage.database import resolve_url
 
 
 def _give_up_after(flag: str | None) -> float:

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from truemem_core._validation import check_created_first, check_instant, check_recorded
 from truemem_core.memory import bulk, items
 from truemem_core.memory.service import BATCH, MemoryStore, check_batch_size
 from truemem_core.records import Memory
@@ -38,6 +39,24 @@ class PeerRecord:
     text: str
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+    # The rules of a record's parts, for the parsers of other systems' exports
+    # (``truemem import``), which name the record and field in each error.
+    @staticmethod
+    def check_time(value: Any, what: str) -> datetime:
+        """A time a record was created or updated at: aware, with a UTC equivalent, and
+        no later than now."""
+        return check_recorded(check_instant(value, what), what)
+
+    @staticmethod
+    def check_times(created: datetime | None, updated: datetime | None) -> None:
+        """``created`` no later than ``updated``."""
+        check_created_first(created, updated)
+
+    @staticmethod
+    def check_value(value: Any, what: str) -> dict[str, Any]:
+        """A JSON object that a store item can keep, as a plain dict (copied)."""
+        return items.check_value(value, what)
 
 
 @dataclass(slots=True)

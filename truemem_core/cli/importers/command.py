@@ -13,10 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from truemem_core._client import TrueMem
+from truemem_core import ImportReport, InvalidInputError, TrueMem
 from truemem_core.cli.importers.formats import FORMATS, parse
-from truemem_core.errors import InvalidInputError
-from truemem_core.memory.peer_import import ImportReport
 
 Bar = Callable[[str], contextlib.AbstractContextManager[Callable[[int, int], None]]]
 

@@ -19,10 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from truemem_core._validation import check_created_first, check_instant, check_recorded
-from truemem_core.errors import InvalidInputError
-from truemem_core.memory.items import check_value, item_text
-from truemem_core.memory.peer_import import PeerRecord
+from truemem_core import InvalidInputError, PeerRecord, item_text
 
 FORMATS = ("mem0", "langmem")
 MEM0_NAMESPACE = "mem0"  # mem0 memories are kept as store items at ("mem0", user_id)
@@ -106,8 +103,7 @@ def instant(value: Any, what: str) -> datetime | None:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError) as exc:
         raise InvalidInputError(f"{what} is not a time: {value!r}") from exc
-    return check_recorded(
-        check_instant(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what), what)
+    return PeerRecord.check_time(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), what)
 
 
 def times(fields: Any, what: str) -> dict[str, datetime | None]:
@@ -115,7 +111,7 @@ def times(fields: Any, what: str) -> dict[str, datetime | None]:
     found = {name: instant(fields.get(name), f"{what} {name}")
              for name in ("created_at", "updated_at")}
     try:
-        check_created_first(found["created_at"], found["updated_at"])
+        PeerRecord.check_times(found["created_at"], found["updated_at"])
     except InvalidInputError as exc:
         raise InvalidInputError(f"{what}: {exc}") from exc
     return found
@@ -150,7 +146,7 @@ def mem0_record(row: Any, n: int, user: str | None) -> PeerRecord:
         raise InvalidInputError(f"{what} has no id")
     owner = _user(fields.get("user_id"), user, what)
     value = {k: v for k, v in fields.items() if k not in _NOT_KEPT | {"data"}}
-    value = check_value({**value, "id": key, "memory": text}, what)
+    value = PeerRecord.check_value({**value, "id": key, "memory": text}, what)
     return PeerRecord(
         user_id=owner, namespace=(MEM0_NAMESPACE, owner), key=key, value=value, text=text,
         **times(fields, what))
@@ -180,7 +176,7 @@ def langmem_record(row: Any, n: int, user: str | None, user_at: int) -> PeerReco
     key = row.get("key")
     if not isinstance(key, str) or not key:
         raise InvalidInputError(f"{what} has no key")
-    value = check_value(_object(row.get("value"), f"{what} value"), f"{what} value")
+    value = PeerRecord.check_value(_object(row.get("value"), f"{what} value"), f"{what} value")
     return PeerRecord(
         user_id=labels[user_at], namespace=tuple(labels), key=key, value=value,
         text=_text(langmem_text(value), what),
