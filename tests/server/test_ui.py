@@ -165,13 +165,12 @@ async def test_the_user_list_keeps_to_the_tenant(api: Api) -> None:
                  "acme_/y", "beta/ana"):
         await api.memory.aadd_memory(user, f"A fact of {user}")
     await api.memory.arecord("acme/carl", "s1", "Hello there", "Hi!")
-    db = api.memory
-    listed = await tenant_users(db, "acme")
+    listed = await tenant_users(api.memory, "acme")
     assert [(u.user, u.memories, u.sessions) for u in listed] == [
         ("ana", 1, 0), ("bo", 1, 0), ("bob", 1, 0), ("carl", 0, 1)]
-    assert [u.user for u in await tenant_users(db, "acme", "bo")] == ["bo", "bob"]
-    assert [u.user for u in await tenant_users(db, "acme", "b%")] == []
-    assert [u.user for u in await tenant_users(db, "beta")] == ["ana"]
+    assert [u.user for u in await tenant_users(api.memory, "acme", "bo")] == ["bo", "bob"]
+    assert [u.user for u in await tenant_users(api.memory, "acme", "b%")] == []
+    assert [u.user for u in await tenant_users(api.memory, "beta")] == ["ana"]
     client = await signed_in(api)
     page = await client.get("/ui/", params={"find": "bo"})
     assert "bob" in page.text and "carl" not in page.text and "eve" not in page.text
