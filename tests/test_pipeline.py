@@ -111,6 +111,20 @@ def test_explicit_memory_is_stored_and_in_the_same_context(
     assert memory.list_memories("ana") == [stored]
 
 
+def test_a_standing_instruction_recorded_once_is_in_every_later_context(
+    memory: TrueMem,
+) -> None:
+    memory.record("ana", "monday", "Always include version numbers when I ask about "
+                  "software dependencies. Which HTTP client should I use?", "Try httpx.")
+    memory.drain()
+    [instruction] = memory.list_memories("ana")
+    assert (instruction.importance, instruction.source) == (5, "explicit")
+    context = memory.get_context("ana", "friday", "What should I use to parse YAML?")
+    assert context.critical == [instruction]
+    assert ("Asked you to always include version numbers when they ask about software "
+            "dependencies") in context.to_system_prompt()
+
+
 def test_no_explicit_memory_from_a_plain_question(memory: TrueMem) -> None:
     context = memory.get_context("ana", "s", "Do you remember the film we discussed?")
     assert context.explicit == [] and memory.list_memories("ana") == []

@@ -1,4 +1,5 @@
-"""Explicit memory requests: "remember that…", "no olvides que…", "lembre-se de que…".
+"""Explicit memory requests: "remember that…", "no olvides que…", "lembre-se de que…",
+and standing instructions ("Always include version numbers…": ``directives``).
 
 Runs on the request path, so it is pure regex work over one message. A trigger
 counts only where an imperative can stand: at the start of a sentence or after
@@ -19,6 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from truemem_core.language import offload, quoting
+from truemem_core.language.directives import directives
 from truemem_core.language.perspective import Lang, is_first_person_verb, third_person
 from truemem_core.language.text import fold, normalise, sentence_spans, strip_edges
 from truemem_core.language.types import CandidateFact
@@ -163,6 +165,12 @@ def _detect_edges(head: str, tail: str) -> list[CandidateFact]:
 
 
 def _detect(message: str) -> list[CandidateFact]:
+    """Requests to remember, then standing instructions (``directives``)."""
+    return _unique_facts([*_requests(message), *(
+        CandidateFact(text, EXPLICIT_IMPORTANCE, "semantic") for text in directives(message))])
+
+
+def _requests(message: str) -> list[CandidateFact]:
     if not _KEYWORD.search(message):
         return []  # the common case on the request path: no trigger word at all
     reading = quoting.read(message)
