@@ -362,3 +362,35 @@ def test_no_other_users_words_are_ever_recalled(
     assert all(t.content.startswith(f"{asker} says") for t in context.recalled)
     mine = {f"{u} says {' '.join(w)}" for u, w in said if u == asker}
     assert {t.content for t in context.recalled} <= mine
+
+
+def test_a_question_about_the_user_ranks_their_own_turns_above_the_assistants(
+    store_url: str,
+) -> None:
+    """The assistant's long replies match every topic; a first-person question's evidence
+    is what the user said, so the assistant's turns weigh ``weight_other_speaker``."""
+    asked = "What did I do about the boiler pressure valve?"
+    reply = ("Good job! A boiler pressure relief valve should be tested yearly: lift the "
+             "boiler pressure valve lever and watch the boiler pressure gauge.")
+    alone = Settings(weight_hop=0.0)  # the first search's scores, without the second hop's
+    with TrueMem(store_url, settings=alone.replace(weight_other_speaker=1.0)) as even:
+        even.record_messages("ana", "home", [
+            ("user", "Last weekend I replaced the valve on the old heater myself.", MARCH),
+            ("assistant", reply, MARCH),
+            ("user", "My sister Ana lives in Porto.", MARCH),
+            ("assistant", "Porto is lovely in spring.", MARCH),
+        ])
+        even.drain()
+        before = even.get_context("ana", "new", asked)
+        neutral_before = even.get_context("ana", "new", "How is a boiler pressure valve tested?")
+    with TrueMem(store_url, settings=alone) as memory:
+        after = memory.get_context("ana", "new", asked)
+        neutral_after = memory.get_context("ana", "new", "How is a boiler pressure valve tested?")
+    assert before.recalled[0].role == "assistant"
+    assert after.recalled[0].role == "user"
+    [reply_before] = [t for t in before.recalled if t.content == reply]
+    [reply_after] = [t for t in after.recalled if t.content == reply]
+    assert reply_after.score == pytest.approx(reply_before.score * 0.5)
+    # a question about something else keeps every turn's fused score
+    assert ([(t.message_id, t.score) for t in neutral_after.recalled]
+            == [(t.message_id, t.score) for t in neutral_before.recalled])

@@ -100,6 +100,9 @@ class Settings:
     latest_first: bool = True
     """Of several retrieved statements of the same thing said on different days, the
     latest is packed first and the earlier ones are marked "restated later"."""
+    weight_other_speaker: float = 0.5
+    """A question about the user ("what did I…", "have I ever…") ranks the assistant's past
+    turns with their fused score times this, below the user's own (1.0: no preference)."""
     critical_limit: int = 10
     """Importance-5 memories put in every context whatever the query (newest first)."""
     # -- short-term memory --
@@ -143,6 +146,8 @@ class Settings:
             raise InvalidInputError("channel weights must be >= 0, with weight_vector > 0")
         if self.weight_hop < 0:
             raise InvalidInputError("weight_hop must be >= 0")
+        if not 0 <= self.weight_other_speaker <= 1:
+            raise InvalidInputError("weight_other_speaker must be between 0 and 1")
         if not 0.0 <= self.maintain_interval_s < float("inf"):
             raise InvalidInputError("maintain_interval_s must be a number of seconds >= 0")
         if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:

@@ -32,7 +32,12 @@ from truemem_core.conversation.retrieval_counts import RetrievalCounts
 from truemem_core.embeddings import TokenCounter, Vector, compute
 from truemem_core.embeddings.tokens import CachedCounter
 from truemem_core.errors import InvalidInputError
-from truemem_core.language import asks_for_timeline, detect_explicit, topic_of
+from truemem_core.language import (
+    asks_about_the_user,
+    asks_for_timeline,
+    detect_explicit,
+    topic_of,
+)
 from truemem_core.memory import reads
 from truemem_core.memory.service import MemoryStore
 from truemem_core.records import (
@@ -183,22 +188,24 @@ class Conversation:
         # search (a timeline's) ranks more of each, to spread over time, by what the
         # message is about ("in what order did I…" matches every turn that says "order").
         more = timeline.SPREAD_WIDER if wide else 1
+        speaker = "user" if asks_about_the_user(text) else None  # before topic_of drops "I"
         text = topic_of(text) if wide else text
         async with compute.meanwhile(self._embed(text, timings)) as vector:
             hits, recalled, summaries = await _together(
                 timings.time("search", self.memories.search(
                     user, text, k=self.settings.search_k * more, vector=vector)),
                 timings.time("recall", self._recall(
-                    user, session, text, vector, k=self.settings.recall_k * more)),
+                    user, session, text, vector, k=self.settings.recall_k * more,
+                    speaker=speaker)),
                 timings.time("syntheses", self._syntheses(user, session, text, vector)))
             if self.settings.weight_hop > 0:
                 hits, recalled = await timings.time("hop", self._hop(
-                    user, session, text, vector, hits, recalled))
+                    user, session, text, vector, hits, recalled, speaker))
         return hits, recalled, summaries
 
     async def _hop(
         self, user: str, session: str, text: str, vector: Awaitable[Vector],
-        hits: list[ScoredMemory], recalled: list[RecalledTurn],
+        hits: list[ScoredMemory], recalled: list[RecalledTurn], speaker: str | None,
     ) -> tuple[list[ScoredMemory], list[RecalledTurn]]:
         """The second hop (``search.hop``): one keyword search of the memories and one of
         the past turns, at once, for the words of the first step's best results."""
@@ -211,7 +218,8 @@ class Conversation:
         depth = self.settings.rrf_depth
         more_hits, more_turns = await _together(
             self.memories.search(user, query, k=depth, mode="keyword"),
-            self._recall(user, session, query, vector, mode="keyword", k=depth))
+            self._recall(user, session, query, vector, mode="keyword", k=depth,
+                         speaker=speaker))
         # a seed is not ranked again by its own words, nor is what says the same thing:
         # a seed fact's source turn, a seed turn's facts
         facts = {item.memory.id: item.memory.source_message_id for item in best
@@ -230,12 +238,12 @@ class Conversation:
 
     async def _recall(
         self, user: str, session: str, text: str, vector: Awaitable[Vector], *,
-        mode: Mode = "hybrid", k: int | None = None,
+        mode: Mode = "hybrid", k: int | None = None, speaker: str | None = None,
     ) -> list[RecalledTurn]:
         settings = self.settings if k is None else self.settings.replace(recall_k=k)
         async with self.db.autocommit() as conn:
             return await recall(conn, self.memories.env.channels, user, session, text, vector,
-                                settings, mode=mode)
+                                settings, mode=mode, speaker=speaker)
 
     async def _syntheses(
         self, user: str, session: str, text: str, vector: Awaitable[Vector]

@@ -11,6 +11,7 @@
   dedup's decision compares
 - ``asks_for_timeline``: a question about an order, a progression or an overview;
   ``topic_of``: what such a question is about
+- ``asks_about_the_user``: a question about what the user said or did (``speaker``)
 """
 
 from truemem_core.language import quoting
@@ -29,6 +30,7 @@ from truemem_core.language.llm import (
     summarize_with_llm,
 )
 from truemem_core.language.rule_extractor import extract_facts, extract_labelled
+from truemem_core.language.speaker import asks_about_the_user
 from truemem_core.language.summarize import summarize_extractive
 from truemem_core.language.timeline import asks_for_timeline, topic_of
 from truemem_core.language.triggers import detect_explicit
@@ -42,6 +44,7 @@ __all__ = [
     "ChatMessage",
     "ExtractionParseError",
     "Kind",
+    "asks_about_the_user",
     "asks_for_timeline",
     "build_extraction_messages",
     "build_summary_messages",

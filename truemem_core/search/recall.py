@@ -79,10 +79,12 @@ async def recall(
     settings: Settings,
     *,
     mode: Mode = "hybrid",
+    speaker: str | None = None,
 ) -> list[RecalledTurn]:
     """The ``recall_k`` past turns (whole messages or passages of long ones) that best
     match ``query``, best first (by every channel, or by the one ``mode`` names: the
-    second hop's is ``keyword``)."""
+    second hop's is ``keyword``). Given the ``speaker`` whose words the query asks about
+    (``language.speaker``), the other role's turns weigh ``weight_other_speaker``."""
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     k, recent = settings.recall_k, settings.recent_messages
@@ -92,16 +94,18 @@ async def recall(
     parts = await hybrid.run(conn, channels, past_passages_of(user_id, session_id, recent),
                              query, vector, k=k, mode=mode, settings=lexical,
                              columns=_PASSAGE_COLUMNS)
-    ranked = sorted([*((hit, False) for hit in whole), *((hit, True) for hit in parts)],
-                    key=lambda found: -found[0].score)  # stable: ties keep whole turns first
-    return [_turn(hit, part) for hit, part in ranked[:k]]
+    other = settings.weight_other_speaker
+    turns = [_turn(hit, part, 1.0 if speaker in (None, hit.row.role) else other)
+             for hit, part in [*((hit, False) for hit in whole), *((hit, True) for hit in parts)]]
+    # stable: ties keep whole turns first
+    return sorted(turns, key=lambda turn: -turn.score)[:k]
 
 
-def _turn(hit: Fused, part: bool) -> RecalledTurn:
+def _turn(hit: Fused, part: bool, weight: float) -> RecalledTurn:
     row = hit.row
     return RecalledTurn(row.message_id if part else row.id, row.session_id, row.role,
-                        row.content, row.created_at, hit.score, row.tokens, hit.scores,
-                        hit.ranks, (row.ordinal,) if part else ())
+                        row.content, row.created_at, hit.score * weight, row.tokens,
+                        hit.scores, hit.ranks, (row.ordinal,) if part else ())
 
 
 async def store_embeddings(
