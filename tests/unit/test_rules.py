@@ -225,3 +225,22 @@ def test_a_name_in_apposition_introduces_name_and_job() -> None:
     assert [f.text for f in facts] == [
         "Name is Prathamesh", "Works as a senior software engineer at TrueFoundry"]
     assert extract_facts("I'm tired, a long day.") == []
+
+
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        ("I prefer editing in short bursts, you know, 30 minutes at a time, can you help me "
+         "plan my week?", "Prefers editing in short bursts"),
+        ("I live in Lyon; how do I get to Geneva by train?", "Lives in Lyon"),
+        ("I prefer Word over Google Docs due to its formatting, any tips for margins?",
+         "Prefers Word over Google Docs"),
+    ],
+)
+def test_what_a_sentence_states_before_it_asks_is_a_fact(message: str, text: str) -> None:
+    assert only(message).text == text
+
+
+def test_a_question_that_states_nothing_first_is_no_fact() -> None:
+    assert extract_facts("Is it true that I'm allergic to peanuts, can you check?") == []
+    assert extract_facts("Should I move to Lyon, what do you think?") == []

@@ -44,6 +44,13 @@ _QUESTION = re.compile(
     r"could|would|will|should|about|kind|sort|type|'s|else|have|has)|what's|how's|wanna|"
     r"how\s+about|what\s+about)\b"
 )
+# Where a request or a question begins inside a sentence: ", can you help me…",
+# "; how do I…", ", any tips?", ", ¿puedes…", ", você pode…".
+_ASKING = re.compile(
+    r"[,;:]\s*(?:(?:so|and|but|then|now|y|pero|entonces|e|mas|entao)\s+)?"
+    r"(?=(?:can|could|would|will)\s+you\b|(?:how|what|which|where|when|why|should|do|does|"
+    r"is|are|any)\b|(?:puedes|podrias|me\s+puedes|como|que|cual|donde|cuando|pode|poderia|"
+    r"voce\s+pode|qual|onde|quando)\b|¿)")
 _ES_QUESTION_WORDS = ("qué", "cómo", "dónde", "cuándo", "quién", "cuál", "cuánto", "por qué")
 # Run on the lower-cased original: Spanish "si" (if) differs from "sí" (yes) only by accent.
 _HYPOTHETICAL = re.compile(
@@ -73,6 +80,7 @@ _SPLIT_ES = re.compile(r"(?:,\s*|\s+)(?:y|pero|aunque|porque)\s+(?=(\w+))|;\s+(?
 # Asides after the fact: "I love hiking because…", "I live in Lyon, which…".
 _TAIL = re.compile(
     r"(?:,\s*|\s+)(?:because|cause|'cause|since|but|so\s+(?!much|many|far)|which|although|"
+    r"due\s+to|in\s+order\s+to|"
     r"though|while|whereas|until|unless|if|when|whenever|where\s+i|and\s+(?:it|that|they|he|"
     r"she|we|you|this|there)\b|who\s+(?:is|was)|lol|haha\w*|lmao|hehe\w*|jaja\w*|porque|pero|"
     r"aunque|ya\s+que|cuando|donde|mientras|asi\s+que)\b|\s*\(|:\s|,\s*(?:it|that|they|he|she|"
@@ -99,7 +107,8 @@ def _extract_labelled(user_message: str) -> list[tuple[str, CandidateFact]]:
     reading = quoting.read(user_message)
     text = _APPOSITION.sub(r"\1 \2; \1 \3", normalise(reading.own_words()))
     for sentence in split_sentences(text):
-        if _is_question(sentence):
+        sentence = _stated_before_asking(sentence)
+        if not sentence:
             continue
         for clause in _clauses(sentence):
             matched = _match(clause)
@@ -124,6 +133,19 @@ def _is_question(sentence: str) -> bool:
         or bool(_QUESTION.match(fold(low)))
         or low.startswith(_ES_QUESTION_WORDS)
     )
+
+
+def _stated_before_asking(sentence: str) -> str:
+    """What a sentence states before it asks: "I prefer short bursts of editing, can you
+    help me plan my week?" -> "I prefer short bursts of editing" ("" if it states nothing:
+    a question).
+
+    Users chain a statement about themselves and a request in one sentence; the
+    statement is as much a fact as if it had ended with a full stop.
+    """
+    asking = _ASKING.search(fold(sentence))
+    head = sentence[: asking.start()] if asking else sentence
+    return "" if not head.strip() or _is_question(head) else head
 
 
 def _clauses(sentence: str) -> list[str]:
