@@ -16,6 +16,7 @@ from truemem_core import ChatMessage, Context, Settings, TrueMem
 from truemem_core.cli import main
 from truemem_core.embeddings import TiktokenCounter
 from truemem_core.records import fact_line, synthesis_line, turn_line
+from truemem_core.synthesis.extractive import PART_MESSAGES
 from truemem_core.synthesis.written import PROMPT as SYNTHESIS_PROMPT
 
 MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
@@ -227,3 +228,44 @@ def test_the_cli_lists_a_users_syntheses(
     assert listed["key"] == "garden" and listed["first_at"] == "2024-03-08T14:30:00+00:00"
     assert main([*db, "user", "syntheses", "--user", "bob"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def _planks(n: int, start: int = 0) -> list[tuple[str, str, datetime]]:
+    said = [(f"Day {day}: I sanded plank number {day} of the boat Marlin.",
+             MARCH + timedelta(days=day)) for day in range(start, start + n)]
+    return [turn for line, at in said for turn in (("user", line, at), ("assistant", "Ok.", at))]
+
+
+def test_a_long_session_is_synthesised_by_stretches_and_an_exchange_rebuilds_the_last(
+    store_url: str,
+) -> None:
+    llm = _Writer(json.dumps({"points": [{"text": "Sanded planks", "sources": [1]}]}))
+    with TrueMem(store_url, llm=llm) as memory:
+        ids = memory.record_messages("ana", "boat", _planks(2 * PART_MESSAGES + 3))
+        memory.drain()
+        stretches = memory.list_syntheses("ana")
+        assert [(s.key, s.part) for s in stretches] == [("boat", 0), ("boat", 1), ("boat", 2)]
+        said = ids[::2]  # the user's messages
+        for n, synthesis in enumerate(stretches):  # each draws on its own stretch only
+            assert synthesis.message_ids == [said[n * PART_MESSAGES]]
+        assert len(llm.prompts) == 3
+        memory.record("ana", "boat", "I varnished the mast of Marlin.", "Shiny.")
+        memory.drain()
+        assert len(llm.prompts) == 4  # the last stretch, not the whole session
+        assert "varnished the mast" in llm.prompts[-1][1]["content"]
+        assert "plank number 0" not in llm.prompts[-1][1]["content"]
+        rebuilt = memory.list_syntheses("ana")
+        assert [s.updated_at for s in rebuilt[:2]] == [s.updated_at for s in stretches[:2]]
+        assert rebuilt[2].updated_at > stretches[2].updated_at
+        memory.clear_session("ana", "boat")
+        assert memory.list_syntheses("ana") == []  # every stretch goes with the session
+
+
+def test_export_and_import_keep_each_stretch(memory: TrueMem) -> None:
+    memory.record_messages("ana", "boat", _planks(PART_MESSAGES + 3))
+    memory.drain()
+    exported = memory.export_user("ana")
+    assert [s["part"] for s in exported["syntheses"]] == [0, 1]
+    memory.import_user("bea", exported)
+    assert [(s.key, s.part, s.text) for s in memory.list_syntheses("bea")] == [
+        (s.key, s.part, s.text) for s in memory.list_syntheses("ana")]

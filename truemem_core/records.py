@@ -186,14 +186,16 @@ class RecalledTurn:
 
 @dataclass(frozen=True, slots=True)
 class Synthesis:
-    """A summary of related things the user said (``kind`` "session": one past session,
-    ``key`` its id), with its sources: the messages and memories whose content made it
-    into ``text``, and when the first and last of them were said."""
+    """A summary of related things the user said (``kind`` "session": a stretch of one
+    past session, ``key`` its id, ``part`` which stretch: 0 for its first
+    ``PART_MESSAGES`` user messages), with its sources: the messages and memories whose
+    content made it into ``text``, and when the first and last of them were said."""
 
     id: str
     user_id: str
     kind: str
     key: str
+    part: int
     text: str
     message_ids: list[int]
     memory_ids: list[str]

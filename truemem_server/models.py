@@ -193,8 +193,11 @@ class RecalledTurnOut(BaseModel):
 
 class SynthesisOut(BaseModel):
     id: str
-    kind: str = Field(description='what it summarises: "session", one past session')
+    kind: str = Field(description='what it summarises: "session", a stretch of one past '
+                      "session")
     key: str = Field(description="which one: the session's id")
+    part: int = Field(description="which stretch of the session: 0 for its first five user "
+                      "messages, 1 for the next five…")
     text: str
     message_ids: list[int] = Field(
         description="the messages whose content made it into the text (its sources)")

@@ -71,7 +71,7 @@ def test_the_llm_answer_is_read_strictly_and_its_points_cite_what_they_come_from
 
 
 def _synthesis(text: str, message_ids: list[int]) -> Synthesis:
-    return Synthesis("s1", "ana", "session", "garden", text, message_ids, [], NOW,
+    return Synthesis("s1", "ana", "session", "garden", 0, text, message_ids, [], NOW,
                      NOW + timedelta(days=1), NOW, NOW)
 
 

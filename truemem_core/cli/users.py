@@ -60,7 +60,7 @@ def add_parser(commands: Any) -> None:
     erase = user_actions.add_parser("erase", help="delete every row of the user")
     erase.add_argument("--yes", action="store_true", help="confirm")
     syntheses = user_actions.add_parser(
-        "syntheses", help="the user's syntheses: a summary of each past session")
+        "syntheses", help="the user's syntheses: a summary of each stretch of each past session")
     syntheses.add_argument("--json", action="store_true", help="print JSON")
     for sub in (export, imp, erase, syntheses):
         sub.add_argument("--user", required=True)

@@ -164,8 +164,8 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
       and a burst of exchanges costs one run, not one per exchange;
     - the messages no extraction covers are embedded (one job);
     - the session is summarised once its unsummarised tokens pass the threshold;
-    - if there was a user message, the session's synthesis is rebuilt (keyed by the last
-      new message: a later record's job makes an earlier one's unneeded, ``synthesis``).
+    - if there was a user message, the syntheses of the session's stretches the new
+      messages fall in are rebuilt (from the first new message on, ``jobs.handlers``).
     """
     session = cast(bindparam("session_id"), Text)
     rows = select(
@@ -176,7 +176,8 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
     ).cte("numbered")
     # aggregates computed apart, then filtered by WHERE: SQLite before 3.39 has no
     # HAVING without GROUP BY
-    totals = select(func.max(rows.c.id).label("last"), func.sum(rows.c.tokens).label("tokens"),
+    totals = select(func.min(rows.c.id).label("first"), func.max(rows.c.id).label("last"),
+                    func.sum(rows.c.tokens).label("tokens"),
                    func.max(case((rows.c.role == "user", 1), else_=0)).label("said")
                    ).cte("totals")
     uncovered = select(rows.c.id).where(
@@ -206,8 +207,9 @@ def _jobs(new: FromClause, waiting: Any) -> Any:
     embed = job("embed", rest.c.first, rest.c.payload).where(rest.c.count > 0)
     summarize = job("summarize", totals.c.last, _json_object(_text("session_id"), session)
                     ).where(waiting + totals.c.tokens > bindparam("threshold", type_=Integer))
-    synthesize = job("synthesize", totals.c.last, _json_object(_text("session_id"), session)
-                     ).where(totals.c.said == 1)
+    synthesize = job("synthesize", totals.c.last, _json_object(
+        _text("session_id"), session, _text("from_message_id"), totals.c.first),
+    ).where(totals.c.said == 1)
     return union_all(extract, maintain, embed, summarize, synthesize).subquery("implied")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,7 @@ from truemem_core.storage import outbox, text_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
 from truemem_core.synthesis import store as syntheses
-from truemem_core.synthesis.extractive import MIN_MESSAGES, synthesize
+from truemem_core.synthesis.extractive import MIN_MESSAGES, Drawn, Said, synthesize
 from truemem_core.synthesis.written import synthesize_with_llm
 
 log = logging.getLogger("truemem.jobs")
@@ -170,32 +170,42 @@ class Handlers:
         return vectors, list(zip(turns, parts, strict=True)), passage_vectors
 
     async def synthesize(self, job: Any) -> None:
-        """Rebuild the session's synthesis from its user messages. The job of the record
-        that added the session's latest user message does it; an earlier one has nothing
-        to do (during a bulk import only the last of a session's records pays for it)."""
+        """Rebuild the syntheses of the session's stretches its record added to: from the
+        stretch of the record's first message to the last (one stretch for an exchange;
+        every one for a session recorded at once, or a job queued before stretches). A
+        stretch a later record added to is that record's job's to rebuild (during a bulk
+        import only the last record of a stretch pays for it)."""
         user, session = job.user_id, job.payload["session_id"]
+        since, last = job.payload.get("from_message_id"), int(job.key.partition(":")[2])
         async with self.db.transaction(readonly=True) as conn:
-            newest = await syntheses.newest_said(conn, user, session)
-            if newest is not None and newest > int(job.key.partition(":")[2]):
-                said = None  # a later record's job rebuilds it
-            else:
-                said = await syntheses.said_in_session(conn, user, session)
-        if said is None:
-            await self._finish(job.key)
-            return
-        said = said if len(said) >= MIN_MESSAGES else []  # an empty synthesis: none
-        drawn = None if self.llm is None or not said else \
-            await synthesize_with_llm(self.llm, said)
-        if drawn is None:
-            drawn = await asyncio.to_thread(synthesize, said)
-        vector = (await self.memories.embed([drawn.text]))[0] if drawn.text else None
+            stretches = await syntheses.parts(conn, user, session)
+            touched = [n for n, ids in enumerate(stretches)
+                       if (since is None or ids[-1] >= since) and ids[-1] <= last]
+            said = await syntheses.said(conn, user, [i for n in touched for i in stretches[n]])
+        by_id = {message.id: message for message in said}
+        drawn = [await self._drawn([by_id[i] for i in stretches[n] if i in by_id])
+                 for n in touched]
+        texts = [d.text for d in drawn if d.text]
+        vectors: Iterator[Vector] = iter(await self.memories.embed(texts) if texts else [])
         async with self.db.writing(user) as conn:
-            # written only over what it read: a session cleared (or added to) meanwhile
-            # is the clear's (or the later job's) to settle
-            if await outbox.finish(conn, job.key) and \
-                    await syntheses.newest_said(conn, user, session) == newest:
-                await syntheses.save(conn, user, syntheses.SESSION, session, drawn, vector,
-                                     self.memories.embedder.model_name)
+            if not await outbox.finish(conn, job.key):
+                return
+            now = await syntheses.parts(conn, user, session)
+            for n, found in zip(touched, drawn, strict=True):
+                vector = next(vectors) if found.text else None
+                # written only over what it read: a stretch a later record added to (or a
+                # session cleared meanwhile) is the later job's (or the clear's) to settle
+                if n < len(now) and now[n] == stretches[n]:
+                    await syntheses.save(conn, user, syntheses.SESSION, session, found, vector,
+                                         self.memories.embedder.model_name, part=n)
+
+    async def _drawn(self, said: list[Said]) -> Drawn:
+        """One stretch's synthesis: by the LLM if one is set, else (or if it fails) the
+        offline one; none (no text) for a stretch too short to need one."""
+        if len(said) < MIN_MESSAGES:
+            return Drawn("", [], None, None)
+        written = None if self.llm is None else await synthesize_with_llm(self.llm, said)
+        return written if written is not None else await asyncio.to_thread(synthesize, said)
 
     async def maintain(self, job: Any) -> None:
         """Dynamic scores, lifecycle states and pruning for the job's user: queued by

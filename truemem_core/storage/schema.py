@@ -339,6 +339,7 @@ syntheses = Table(
     Column("user_id", UserId, nullable=False),
     Column("kind", String(16), nullable=False),
     Column("key", UserId, nullable=False),
+    Column("part", Integer, nullable=False, server_default="0"),
     Column("text", Text, nullable=False),
     Column("message_ids", JSON, nullable=False),
     Column("memory_ids", JSON, nullable=False),
@@ -348,5 +349,5 @@ syntheses = Table(
     Column("embedding_model", String(128), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
-    Index("ux_syntheses_user_kind_key", "user_id", "kind", "key", unique=True),
+    Index("ux_syntheses_user_kind_key_part", "user_id", "kind", "key", "part", unique=True),
 )

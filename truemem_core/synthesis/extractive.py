@@ -1,4 +1,5 @@
-"""A session's synthesis without an LLM: the user's key sentence of each message.
+"""A synthesis without an LLM: the user's key sentence of each message of a stretch of a
+session (``PART_MESSAGES`` user messages).
 
 Each user message offers its most informative sentence (scored as the running
 summary scores them: first-person facts, names, numbers, content words; greetings
@@ -20,8 +21,15 @@ MOST_CHARS = 800
 """About 200 tokens: a synthesis costs a context what one or two recalled turns do, and
 stands for up to a dozen messages."""
 MIN_MESSAGES = 3
-"""A session of fewer user messages gets no synthesis: its turns are as short as one
+"""A stretch of fewer user messages gets no synthesis: its turns are as short as one
 would be, and a synthesis standing for them would hide their detail."""
+PART_MESSAGES = 5
+"""A session's syntheses are by stretches of this many user messages (with the replies
+between them, about ten turns): each keeps about one key sentence of each of them. One
+synthesis of a few lines for a whole day of conversation names its five most
+informative sentences, seldom about what a question asks; one per stretch keeps a
+topic's sentences together, and a new message rebuilds only the last stretch's, not
+the whole session's."""
 SENTENCE_CHARS = 160  # one rambling sentence must not take a whole synthesis
 READ_CHARS = 4_000  # a message's key sentence is in its head (a paste's tail is not)
 

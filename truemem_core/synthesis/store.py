@@ -1,4 +1,4 @@
-"""Syntheses in the database: read a session's words, save, forget, list, search,
+"""Syntheses in the database: read a session's stretches, save, forget, list, search,
 export and import (SQL only; each function runs in the caller's transaction)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from truemem_core.search import hybrid
 from truemem_core.search.channels import Channels, syntheses_of
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import messages, syntheses, utcnow
-from truemem_core.synthesis.extractive import READ_CHARS, Drawn, Said
+from truemem_core.synthesis.extractive import PART_MESSAGES, READ_CHARS, Drawn, Said
 
 SESSION = "session"
 SERVED_K = 3
@@ -28,41 +28,42 @@ _COLUMNS = [c for c in syntheses.c if c.name not in ("embedding", "embedding_mod
 
 
 def _synthesis(row: Any) -> Synthesis:
-    return Synthesis(row.id, row.user_id, row.kind, row.key, row.text,
+    return Synthesis(row.id, row.user_id, row.kind, row.key, row.part, row.text,
                      [int(i) for i in row.message_ids], [str(i) for i in row.memory_ids],
                      row.first_at, row.last_at, row.created_at, row.updated_at)
 
 
-async def said_in_session(conn: AsyncConnection, user_id: str, session_id: str) -> list[Said]:
-    """The user's messages of the session, in order, each read up to its head."""
+async def parts(conn: AsyncConnection, user_id: str, session_id: str) -> list[list[int]]:
+    """The ids of the session's user messages by stretches of ``PART_MESSAGES``, in order
+    (ids only: what a synthesis job reads of a whole session)."""
+    ids = list(await conn.scalars(
+        select(messages.c.id).where(messages.c.user_id == user_id,
+                                    messages.c.session_id == session_id,
+                                    messages.c.role == "user").order_by(messages.c.id)))
+    return [ids[n:n + PART_MESSAGES] for n in range(0, len(ids), PART_MESSAGES)]
+
+
+async def said(conn: AsyncConnection, user_id: str, ids: Sequence[int]) -> list[Said]:
+    """The user's messages ``ids``, in order, each read up to its head."""
     rows = await conn.execute(
         select(messages.c.id, func.substr(messages.c.content, 1, READ_CHARS).label("content"),
                messages.c.created_at)
-        .where(messages.c.user_id == user_id, messages.c.session_id == session_id,
-               messages.c.role == "user")
+        .where(messages.c.user_id == user_id, messages.c.id.in_(list(ids)))
         .order_by(messages.c.id))
     return [Said(row.id, row.content, row.created_at) for row in rows]
 
 
-async def newest_said(conn: AsyncConnection, user_id: str, session_id: str) -> int | None:
-    """The id of the session's latest user message (None: it has none)."""
-    return await conn.scalar(  # type: ignore[no-any-return]
-        select(func.max(messages.c.id)).where(
-            messages.c.user_id == user_id, messages.c.session_id == session_id,
-            messages.c.role == "user"))
-
-
 async def save(
     conn: AsyncConnection, user_id: str, kind: str, key: str, drawn: Drawn,
-    vector: Vector | None, model_name: str, memory_ids: Sequence[str] = (),
+    vector: Vector | None, model_name: str, memory_ids: Sequence[str] = (), *, part: int = 0,
 ) -> None:
-    """Write the synthesis of (``kind``, ``key``), replacing the one there; one with no
-    text (nothing worth keeping was said) removes it."""
-    found = (await conn.execute(select(syntheses.c.id).where(
-        syntheses.c.user_id == user_id, syntheses.c.kind == kind, syntheses.c.key == key))
-    ).scalar()
+    """Write the synthesis of (``kind``, ``key``, ``part``), replacing the one there; one
+    with no text (nothing worth keeping was said) removes it."""
+    mine = (syntheses.c.user_id == user_id, syntheses.c.kind == kind, syntheses.c.key == key,
+            syntheses.c.part == part)
+    found = (await conn.execute(select(syntheses.c.id).where(*mine))).scalar()
     if not drawn.text or vector is None:
-        await forget(conn, user_id, kind, [key])
+        await conn.execute(syntheses.delete().where(*mine))
         return
     now = utcnow()
     values = {"text": drawn.text, "message_ids": drawn.message_ids,
@@ -71,13 +72,14 @@ async def save(
               "embedding_model": model_name, "updated_at": now}
     if found is None:
         await conn.execute(syntheses.insert().values(
-            id=str(uuid.uuid4()), user_id=user_id, kind=kind, key=key, created_at=now, **values))
+            id=str(uuid.uuid4()), user_id=user_id, kind=kind, key=key, part=part,
+            created_at=now, **values))
     else:
         await conn.execute(syntheses.update().where(syntheses.c.id == found).values(**values))
 
 
 async def forget(conn: AsyncConnection, user_id: str, kind: str, keys: Sequence[str]) -> None:
-    """Remove the syntheses of ``keys`` (e.g. a cleared session's)."""
+    """Remove the syntheses of ``keys``, every part (e.g. a cleared session's)."""
     await conn.execute(syntheses.delete().where(
         syntheses.c.user_id == user_id, syntheses.c.kind == kind, syntheses.c.key.in_(keys)))
 
@@ -85,7 +87,8 @@ async def forget(conn: AsyncConnection, user_id: str, kind: str, keys: Sequence[
 async def listed(conn: AsyncConnection, user_id: str) -> list[Synthesis]:
     """The user's syntheses, the earliest first."""
     rows = await conn.execute(select(*_COLUMNS).where(syntheses.c.user_id == user_id)
-                              .order_by(syntheses.c.first_at, syntheses.c.id))
+                              .order_by(syntheses.c.first_at, syntheses.c.key,
+                                        syntheses.c.part))
     return [_synthesis(row) for row in rows]
 
 
@@ -128,6 +131,7 @@ def parse_syntheses(items: Any, settings: Settings) -> list[dict[str, Any]]:
         parsed.append({
             "kind": item["kind"],
             "key": check_id(item["key"], "a synthesis key", settings.max_id_chars),
+            "part": _part(item.get("part", 0)),
             "text": check_text(item["text"], "a synthesis", settings.max_message_chars,
                                setting="max_message_chars"),
             "message_ids": [int(i) for i in item["message_ids"]],
@@ -148,4 +152,11 @@ async def import_syntheses(
         said = [message_ids[i] for i in item["message_ids"] if i in message_ids]
         drawn = Drawn(item["text"], said, item["first_at"], item["last_at"])
         await save(conn, user_id, item["kind"], item["key"], drawn, vector, model_name,
-                   [memory_ids[i] for i in item["memory_ids"] if i in memory_ids])
+                   [memory_ids[i] for i in item["memory_ids"] if i in memory_ids],
+                   part=item["part"])
+
+
+def _part(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("a synthesis part is a whole number >= 0")
+    return value

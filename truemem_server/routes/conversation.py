@@ -55,8 +55,8 @@ async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
 @router.get("/users/{user_id}/syntheses", response_model=list[SynthesisOut],
             summary="A user's syntheses")
 async def list_syntheses(user: ReadUser, memory: Memory, ids: Ids) -> list[SynthesisOut]:
-    """A summary of each past session, with the messages it draws on and the days it
-    spans, the earliest first."""
+    """A summary of each stretch of five user messages of each past session, with the
+    messages it draws on and the days it spans, the earliest first."""
     return [SynthesisOut.of(item, ids) for item in await memory.alist_syntheses(user)]
 
 

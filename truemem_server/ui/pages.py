@@ -172,10 +172,10 @@ async def conversation_page(request: Request, user: str, principal: Viewer, memo
                             id: SessionId) -> Response:
     stored = storage_id(principal, user)
     info, state = await _conversation(memory, stored, id, recent=SHOWN_MESSAGES)
-    synthesis = next((item for item in await memory.alist_syntheses(stored)
-                      if (item.kind, item.key) == ("session", id)), None)
+    syntheses = [item for item in await memory.alist_syntheses(stored)
+                 if (item.kind, item.key) == ("session", id)]
     return page(request, "conversation.html", user=user, session_id=id, state=state,
-                total=info.messages, synthesis=synthesis)
+                total=info.messages, syntheses=syntheses)
 
 
 @router.get("/users/{user}/conversation/forget")
