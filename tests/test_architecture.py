@@ -206,7 +206,7 @@ UNLOCKED_WRITES = {
     ("truemem_core.jobs.runner", "run"),  # a failed job's status: one statement
     ("truemem_core.jobs.handlers", "_finish"),  # a job's status: one statement
     ("truemem_core.storage.text_indexes", "merge_some"),  # SQLite's full-text indexes
-    ("truemem_core.conversation.turn", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it
+    ("truemem_core.conversation.service", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it
     # vectors across users, each stored only where its text is still the one embedded
     # (an edit meanwhile leaves it for the next pass); then the model
     ("truemem_core.memory.reembedding", "run"),
