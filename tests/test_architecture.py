@@ -1,5 +1,6 @@
-"""The layout keeps its promises (docs/architecture.md): layers import downwards only,
-modules import each other without cycles, adapters, the server and the CLI use the
+"""The layout keeps its promises (docs/architecture.md, whose table of the parts gives each
+unit's layer and imports as the code has them): layers import downwards only, modules
+import each other without cycles, adapters, the server and the CLI use the
 public API, the core imports no framework, and no class or function grows past what one
 reader holds."""
 
