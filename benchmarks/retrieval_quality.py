@@ -17,8 +17,8 @@ session in the top k) and NDCG@5/@10, skipping abstention questions (``_abs``)
 and those whose evidence is only in assistant turns, as the reference does.
 
 Channels compared side by side: ``vector``, ``keyword`` (full text), ``trigram``,
-``hybrid`` (TrueMem's default search), ``hybrid-no-neighbours`` (the same without
-the neighbours channel, an ablation), plus a BM25 baseline (rank-bm25 over
+``hybrid`` (TrueMem's default search), ``hybrid-no-adjacent`` (the same without
+the adjacent channel, an ablation), plus a BM25 baseline (rank-bm25 over
 lower-cased word tokens). All of them run through the public ``TrueMem.asearch``
 on a real store (SQLite by default, or ``--database-url``), with the default
 local embedder. Rows are bulk-inserted into the ``memories`` table of
@@ -70,8 +70,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from truemem_core import Embedder, Settings, TiktokenCounter, TrueMem, default_embedder
 from truemem_core.storage.schema import memories
 
-MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-neighbours", "bm25")
-ABLATION = "hybrid-no-neighbours"  # hybrid with weight_neighbours=0
+MODES = ("vector", "keyword", "trigram", "hybrid", "hybrid-no-adjacent", "bm25")
+ABLATION = "hybrid-no-adjacent"  # hybrid with weight_adjacent=0
 LOCOMO_KS = (5, 10, 25, 50)
 LME_KS = (5, 10)
 _BM25_TOKEN = re.compile(r"\w+")
@@ -132,7 +132,7 @@ class Bench:
     """The store under test: ``TrueMem`` searches it, ``db`` bulk-loads it."""
 
     memory: TrueMem
-    plain: TrueMem  # the same store, searched with weight_neighbours=0
+    plain: TrueMem  # the same store, searched with weight_adjacent=0
     db: AsyncEngine
     embedder: CachedEmbedder
 
@@ -325,7 +325,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or str(Path(tmp) / "retrieval.db")
         memory = TrueMem(url, embedder=embedder, settings=settings)
-        plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_neighbours=0.0))
+        plain = TrueMem(url, embedder=embedder, settings=settings.replace(weight_adjacent=0.0))
         db = bulk_async_engine(url)
         try:
             await memory.alist_memories("nobody")  # opens the store: migrations, embedder check
@@ -335,7 +335,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "database": db.dialect.name, "embedder": embedder.model_name,
                 "settings": {name: getattr(settings, name) for name in (
                     "rrf_k", "rrf_depth", "weight_vector", "weight_keyword", "weight_trigram",
-                    "weight_neighbours", "neighbour_seeds", "neighbour_span", "neighbour_window_s",
+                    "weight_adjacent", "adjacent_seeds", "adjacent_span", "adjacent_window_s",
                     "trigram_threshold")},
             }
             began = time.perf_counter()

@@ -10,9 +10,9 @@ memories, default 1,000 x 150) and reports, in ms (p50 / p95):
 * db: the same hybrid search with the query's vector already known, i.e. everything
   but the embedding (channels, fusion, row fetch, the hop to TrueMem's loop);
 * per channel, with the vector known: ``mode="vector"``, ``"keyword"``, ``"trigram"``,
-  and hybrid without the neighbours channel (``weight_neighbours=0``). Each single-channel
+  and hybrid without the adjacent channel (``weight_adjacent=0``). Each single-channel
   search includes its own transaction and row fetch, so the channels do not add up to db;
-  db minus hybrid-no-neighbours is roughly what the neighbours channel costs.
+  db minus hybrid-no-adjacent is roughly what the adjacent channel costs.
 
 The calls are interleaved round by round, each with its own random user and query, so
 load from elsewhere on the machine affects them alike. Everything is timed from outside
@@ -72,7 +72,7 @@ from sqlalchemy import Engine, event
 from truemem_core import Settings, TrueMem, default_embedder
 
 # what each round measures, in order; "db" and the channels run with the vector known
-MEASURES = ("search", "embed", "db", "vector", "keyword", "trigram", "no-neighbours")
+MEASURES = ("search", "embed", "db", "vector", "keyword", "trigram", "no-adjacent")
 
 
 @dataclass
@@ -124,7 +124,7 @@ def run_backend(
     result = Result(label, data.users, data.per_user, data.rows, loadavg_before=loadavg())
     settings = Settings()
     memory = open_store(url, vectors, settings)
-    plain = open_store(url, vectors, settings.replace(weight_neighbours=0.0))
+    plain = open_store(url, vectors, settings.replace(weight_adjacent=0.0))
     engine = bulk_engine(url)
     try:
         result.server = server_versions(engine)
@@ -152,7 +152,7 @@ def run_backend(
             "vector": search(memory, "vector", known=True),
             "keyword": search(memory, "keyword", known=True),
             "trigram": search(memory, "trigram", known=True),
-            "no-neighbours": search(plain, "hybrid", known=True),
+            "no-adjacent": search(plain, "hybrid", known=True),
         }
         samples: dict[str, list[float]] = {m: [] for m in MEASURES}
         total = args.warmup + args.queries
@@ -192,9 +192,9 @@ def tables(results: Sequence[Result]) -> str:
           *ms(r, "search"), *ms(r, "embed"), *ms(r, "db")) for r in results])
     channels = markdown_table(
         ("backend", "vector p50", "vector p95", "keyword p50", "keyword p95", "trigram p50",
-         "trigram p95", "no-neighbours p50", "no-neighbours p95", "hybrid p50", "hybrid p95"),
+         "trigram p95", "no-adjacent p50", "no-adjacent p95", "hybrid p50", "hybrid p95"),
         [(r.backend, *ms(r, "vector"), *ms(r, "keyword"), *ms(r, "trigram"),
-          *ms(r, "no-neighbours"), *ms(r, "db")) for r in results])
+          *ms(r, "no-adjacent"), *ms(r, "db")) for r in results])
     return (f"{main}\n\nsearch with the query vector known, by mode (ms):\n\n{channels}")
 
 

@@ -1,11 +1,13 @@
-"""The layout keeps its promises (docs/architecture.md): layers import downwards only,
-modules import each other without cycles, adapters, the server and the CLI use the
+"""The layout keeps its promises (docs/architecture.md, whose table of the parts gives each
+unit's layer and imports as the code has them): layers import downwards only, modules
+import each other without cycles, adapters, the server and the CLI use the
 public API, the core imports no framework, and no class or function grows past what one
 reader holds."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,11 +25,15 @@ PACKAGES = (CORE, ADAPTERS, SERVER)
 APPLICATIONS = ("truemem_core.cli",)
 
 # Each unit of the core and its layer: a unit may import its own modules and lower layers.
+# docs/architecture.md draws the same table, with each unit's imports (a test checks).
 LAYERS: dict[str, int] = {
     "errors": 0, "records": 0,
     "settings": 1, "_validation": 1, "_bridge": 1,
     "embeddings": 2, "language": 2,
     "storage": 3,
+    # the knowledge graph is a foundation of memory and search, not a plug-in above them:
+    # a memory's graph facts end with it in the same transaction (graph.superseded,
+    # graph.erasure) and the hybrid search runs the graph channel (graph.channel)
     "graph": 4,
     "search": 5,
     "memory": 6, "synthesis": 6,
@@ -81,6 +87,36 @@ def _imports(path: Path) -> Iterator[tuple[int, str, list[str]]]:
 def test_every_unit_of_the_core_has_a_layer() -> None:
     units = {_unit(_module_name(path)) for path in _modules(CORE)}
     assert units == set(LAYERS), "add the new unit to LAYERS and docs/architecture.md"
+
+
+def _unit_imports(unit: str) -> set[str]:
+    """The other units of the core that ``unit``'s modules import."""
+    return {_unit(module) for path in _modules(CORE) if _unit(_module_name(path)) == unit
+            for _, module, _ in _imports(path)
+            if module.startswith("truemem_core") and _unit(module) != unit}
+
+
+def _documented_parts() -> list[tuple[int, list[str], set[str]]]:
+    """(layer, units, imports besides the base) of each row of docs/architecture.md's
+    table of the parts."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("## The parts", 1)[1].split("\n\n|", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        layer, units, _, imports = (cell.strip() for cell in line.strip("|").split(" | "))
+        rows.append((int(layer), [u.strip("/") for u in re.findall(r"`([^`]+)`", units)],
+                     set(re.findall(r"`([^`]+)`", imports))))
+    return rows
+
+
+def test_the_architecture_page_draws_the_real_layers_and_imports() -> None:
+    base = {unit for unit, layer in LAYERS.items() if layer <= 1}
+    rows = _documented_parts()
+    assert sorted(u for _, units, _ in rows for u in units) == sorted(LAYERS)
+    for layer, units, imports in rows:
+        assert all(LAYERS[unit] == layer for unit in units), (units, layer)
+        real = set().union(*map(_unit_imports, units)) - set(units) - base
+        assert imports == real, f"{', '.join(units)} imports {sorted(real)}"
 
 
 def test_layers_import_downwards_only() -> None:
@@ -206,7 +242,7 @@ UNLOCKED_WRITES = {
     ("truemem_core.jobs.runner", "run"),  # a failed job's status: one statement
     ("truemem_core.jobs.handlers", "_finish"),  # a job's status: one statement
     ("truemem_core.storage.text_indexes", "merge_some"),  # SQLite's full-text indexes
-    ("truemem_core.conversation.turn", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it
+    ("truemem_core.conversation.service", "_record"),  # SQLite: BEGIN IMMEDIATE serialises it
     # vectors across users, each stored only where its text is still the one embedded
     # (an edit meanwhile leaves it for the next pass); then the model
     ("truemem_core.memory.reembedding", "run"),

@@ -155,7 +155,7 @@ def test_admission_control_decides_as_one_by_one(store_url: str) -> None:
             new = await store.candidate("one", text, importance=None, kind=None,
                                         source="extracted")
             async with store.db.transaction() as conn:
-                added.append(await write.add(conn, store.env, new, admit=True))
+                added.append(await write.add(conn, store.deps, new, admit=True))
         return added
 
     with TrueMem(store_url, settings=SETTINGS) as memory:

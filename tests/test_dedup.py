@@ -100,7 +100,7 @@ def test_an_extracted_negation_passes_admission_and_closes_the_old_fact(
         new = await store.candidate(user, "Is not allergic to peanuts", importance=None,
                                     kind=None, source="extracted")
         async with store.db.transaction() as conn:
-            return await write.add(conn, store.env, new, admit=True)
+            return await write.add(conn, store.deps, new, admit=True)
 
     with TrueMem(store_url) as memory:
         for user in ("one", "bulk"):

@@ -5,8 +5,8 @@
   messages, it returns exactly what the two channels return one by one.
 * ``record`` writes the session, its messages and its jobs in one statement on
   PostgreSQL, outside a transaction (one round trip).
-* A search reads its hits' rows in the neighbours' statement: the same hits, scores
-  and rows as a read by id, and no statement more when it looks for neighbours.
+* A search reads its hits' rows in the adjacent channel's statement: the same hits, scores
+  and rows as a read by id, and no statement more when it looks for adjacent rows.
 * A read of one statement (get_memory, list_memories, history, a job's row) runs on its
   own; the drivers' connections are in autocommit mode on both databases, and a
   transaction is TrueMem's own BEGIN ... COMMIT, still one.
@@ -40,7 +40,7 @@ from sqlalchemy.engine import Engine
 
 from truemem_core import MiniLMEmbedder, Settings, StorageError, TrueMem, default_embedder
 from truemem_core.memory import service
-from truemem_core.search import hybrid, neighbours, query_text
+from truemem_core.search import adjacent, hybrid, query_text
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.filters import make_filters
 from truemem_core.search.fusion import Fused
@@ -449,8 +449,8 @@ def test_search_embeds_the_query_while_its_lexical_channels_run(store_url: str) 
 
 async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
     """Searches with their rows read and without (then read by id), how many more
-    statements the first sent, and whether the neighbours were looked for; random
-    queries, corpora, modes and neighbour settings."""
+    statements the first sent, and whether adjacent rows were looked for; random
+    queries, corpora, modes and adjacent-channel settings."""
     rng = random.Random(5)
     db = Database(resolve_url(url), embedder=None)
     channels = channels_for_dialect(db.dialect)
@@ -479,9 +479,9 @@ async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
             for query in queries(rng) * 2:
                 vector = embedder.embed([query])[0]
                 corpus, columns = rng.choice(corpora)
-                settings = Settings(neighbour_seeds=rng.choice([0, 1, 3, 8]),
-                                    neighbour_span=rng.choice([0, 1, 2]),
-                                    weight_neighbours=rng.choice([0.0, 1.0]),
+                settings = Settings(adjacent_seeds=rng.choice([0, 1, 3, 8]),
+                                    adjacent_span=rng.choice([0, 1, 2]),
+                                    weight_adjacent=rng.choice([0.0, 1.0]),
                                     # past messages have no trigram channel (``recall``)
                                     weight_trigram=0.0 if corpus.table is messages else 1.0)
                 for mode in ("hybrid", "vector", "keyword"):
@@ -495,8 +495,8 @@ async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
                     by_id = {row.id: row for row in await conn.execute(
                         select(*columns).where(table.c.user_id == corpus.user_id,
                                                table.c.id.in_([hit.id for hit in hits])))}
-                    around = bool(mode == "hybrid" and hits and settings.neighbour_seeds
-                                  and settings.neighbour_span and settings.weight_neighbours)
+                    around = bool(mode == "hybrid" and hits and settings.adjacent_seeds
+                                  and settings.adjacent_span and settings.weight_adjacent)
                     found.append(([(hit, hit.row) for hit in read],
                                   [(hit, by_id[hit.id]) for hit in hits],
                                   with_rows - without, around))
@@ -506,19 +506,19 @@ async def with_and_without_rows(url: str) -> list[tuple[Any, Any, int, bool]]:
     return found
 
 
-def test_a_search_reads_its_hits_rows_in_the_neighbours_statement(random_store: str) -> None:
+def test_a_search_reads_its_hits_rows_in_the_adjacent_channels_statement(random_store: str) -> None:
     found = asyncio.run(with_and_without_rows(random_store))
     for read, expected, more, around in found:
         assert [(hit.id, hit.score, hit.ranks, hit.scores) for hit, _ in read] == [
             (hit.id, hit.score, hit.ranks, hit.scores) for hit, _ in expected]
-        # the columns asked for, then the neighbours'
+        # the columns asked for, then the adjacent rows'
         assert [tuple(row)[:len(same)] for (_, row), (_, same) in zip(read, expected, strict=True)
                 ] == [tuple(same) for _, same in expected]
-        # the rows come with the neighbours, or alone (no neighbours looked for); a search
+        # the rows come with the adjacent rows, or alone (none looked for); a search
         # that finds nothing reads none
         assert more == (0 if around or not expected else 1)
     assert sum(len(read) for read, *_ in found) > 300
-    assert sum(any("neighbours" in hit.ranks for hit, _ in read) for read, *_ in found) > 5
+    assert sum(any("adjacent" in hit.ranks for hit, _ in read) for read, *_ in found) > 5
     assert sum(around for *_, around in found) > 10
 
 
@@ -608,7 +608,7 @@ def test_with_int8_queries_a_message_is_stored_with_its_own_fp32_vector(
 
 
 async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
-    """``neighbours`` (the rows around the seeds) against the whole timeline read and
+    """``adjacent`` (the rows around the seeds) against the whole timeline read and
     walked in Python, for random seeds; some memories share a timestamp."""
     rng = random.Random(11)
     db = Database(resolve_url(url), embedder=None)
@@ -620,7 +620,7 @@ async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
             await conn.execute(update(memories).where(memories.c.id.in_(tied))
                                .values(created_at=datetime(2026, 1, 1, tzinfo=UTC)))
         for window in (1800.0, 0.0, 10**9):
-            settings = Settings(neighbour_window_s=window, neighbour_span=rng.choice([1, 2, 3]))
+            settings = Settings(adjacent_window_s=window, adjacent_span=rng.choice([1, 2, 3]))
             async with db.autocommit() as conn:
                 for corpus in (memories_of("ana"), memories_of("bob", make_filters(
                         min_importance=2)), past_turns_of("ana", "now", 6),
@@ -629,7 +629,7 @@ async def around_the_seeds(url: str) -> list[tuple[Any, Any]]:
                                                 corpus.params)).scalars().all()
                     for size in (1, 3, 8):
                         seeds = [Fused(key, rng.random()) for key in rng.sample(every, size)]
-                        found = await neighbours.neighbours(conn, corpus, seeds, settings)
+                        found = await adjacent.adjacent(conn, corpus, seeds, settings)
                         pairs.append((found.ranking,
                                       await whole_timeline(conn, corpus, seeds, settings)))
     finally:
@@ -644,10 +644,10 @@ async def whole_timeline(conn: Any, corpus: Any, seeds: list[Fused], settings: S
     timeline = sorted((row[0], row[1]) for row in await conn.execute(
         select(place, table.c.id).where(*corpus.where), corpus.params))
     where = {key: (at, key) for at, key in timeline}
-    window = timedelta(seconds=settings.neighbour_window_s) if timed else None
+    window = timedelta(seconds=settings.adjacent_window_s) if timed else None
     best: dict[Any, float] = {}
     for seed in seeds:
-        for near in around(timeline, where[seed.id], settings.neighbour_span, window):
+        for near in around(timeline, where[seed.id], settings.adjacent_span, window):
             best[near] = max(best.get(near, 0.0), seed.score)
     return sorted(best.items(), key=lambda item: (-item[1], str(item[0])))
 
@@ -655,7 +655,7 @@ async def whole_timeline(conn: Any, corpus: Any, seeds: list[Fused], settings: S
 def around(
     timeline: list[tuple[Any, Any]], seed: tuple[Any, Any], span: int, window: timedelta | None,
 ) -> list[Any]:
-    """What neighbours are: up to ``span`` ids on each side of ``seed`` in the whole sorted
+    """What adjacent rows are: up to ``span`` ids on each side of ``seed`` in the whole sorted
     timeline, kept when within ``window`` of it in time, or (no window) in its session."""
     at = seed[0]
     place = timeline.index(seed)
@@ -664,7 +664,7 @@ def around(
             if (abs(other - at) <= window if window is not None else other == at)]
 
 
-def test_the_rows_around_the_seeds_give_the_neighbours_of_the_whole_timeline(
+def test_the_rows_around_the_seeds_give_the_adjacent_rows_of_the_whole_timeline(
     random_store: str,
 ) -> None:
     pairs = asyncio.run(around_the_seeds(random_store))
@@ -798,12 +798,12 @@ async def plans_of_the_search_statements(url: str) -> list[tuple[str, int, int]]
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_postgres_plans_a_prepared_search_statement_once(random_store: str) -> None:
-    """Left to choose, PostgreSQL planned the lexical and neighbours statements anew on
+    """Left to choose, PostgreSQL planned the lexical and adjacent statements anew on
     every call (a fifth of its work per get_context); TrueMem's connections use the
     generic plan of each prepared statement."""
     plans = asyncio.run(plans_of_the_search_statements(random_store))
     searches = [plan for plan in plans if "corpus_rows" in plan[0] or "pairs" in plan[0]]
-    assert len(searches) == 4, plans  # lexical and neighbours, over memories and messages
+    assert len(searches) == 4, plans  # lexical and adjacent, over memories and messages
     assert all(custom == 0 and generic > 0 for _, custom, generic in plans), plans
 
 
@@ -825,7 +825,7 @@ def test_recall_measures_no_message_text(memory: TrueMem) -> None:
         context = memory.get_context("ana", "now", "Where did I go hiking?")
     finally:
         event.remove(engine, "before_cursor_execute", seen)
-    assert context.recalled  # found through the keyword "hiking" and its neighbour
+    assert context.recalled  # found through the keyword "hiking" and the turn adjacent to it
     assert not [s for s in sent if "length(messages.content)" in s]
     assert [s for s in sent if "messages.tokens" in s]  # the weighing is there
     # over messages, and over the passages of long ones (whose recent window is read

@@ -20,10 +20,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, default_embedder
 from truemem_core.embeddings import normalize
+from truemem_core.search.adjacent import adjacent
 from truemem_core.search.channels import memories_of
 from truemem_core.search.filters import CHANNELS, SearchFilters, make_filters
-from truemem_core.search.fusion import Fused, bound_neighbours, fuse, tied_ranks
-from truemem_core.search.neighbours import neighbours
+from truemem_core.search.fusion import Fused, bound_adjacent, fuse, tied_ranks
 from truemem_core.search.query_text import fragments, significant_terms, word_similarity
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.database import Database, resolve_url
@@ -228,7 +228,7 @@ def test_zero_weights_leave_plain_vector_order(store_url: str) -> None:
         assert all(set(h.ranks) == {"vector"} for h in hybrid)
 
 
-def test_neighbours_bring_in_what_was_recorded_alongside(store_url: str) -> None:
+def test_the_adjacent_channel_brings_in_what_was_recorded_alongside(store_url: str) -> None:
     # one conversation: the wedding is only "the ceremony" in the turn after the venue
     episode = [
         "Talked about the weather in Porto",
@@ -237,28 +237,28 @@ def test_neighbours_bring_in_what_was_recorded_alongside(store_url: str) -> None
         "Started a new job at the bakery",
     ]
     with TrueMem(store_url) as memory:
-        seed(memory)  # a day apart from each other: nobody's neighbours
+        seed(memory)  # a day apart from each other: adjacent to none
         for note in episode:
             memory.add_memory("ana", note)
         hits = memory.search("ana", "greenhouse", k=4)
         assert hits[0].memory.text == episode[1]
-        neighbours = {h.memory.text: h for h in hits if "neighbours" in h.ranks}
-        assert set(neighbours) <= set(episode) and episode[2] in neighbours
+        adjacent = {h.memory.text: h for h in hits if "adjacent" in h.ranks}
+        assert set(adjacent) <= set(episode) and episode[2] in adjacent
         # brought in by the top hit: right below it, never above
         assert hits[1].memory.text in (episode[0], episode[2])
-        assert "neighbours" in hits[1].ranks and hits[1].score < hits[0].score
-    with TrueMem(store_url, settings=Settings(weight_neighbours=0)) as memory:
-        assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
-    with TrueMem(store_url, settings=Settings(neighbour_window_s=0)) as memory:
-        assert all("neighbours" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
+        assert "adjacent" in hits[1].ranks and hits[1].score < hits[0].score
+    with TrueMem(store_url, settings=Settings(weight_adjacent=0)) as memory:
+        assert all("adjacent" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
+    with TrueMem(store_url, settings=Settings(adjacent_window_s=0)) as memory:
+        assert all("adjacent" not in h.ranks for h in memory.search("ana", "greenhouse", k=4))
 
 
-def _neighbours_by_definition(
+def _adjacent_by_definition(
     timeline: list[tuple[datetime, str]], seeds: list[Fused], when: dict[str, datetime],
     window: timedelta, span: int,
 ) -> list[tuple[str, float]]:
     """Each seed's ``span`` closest memories on either side within ``window``, best seed
-    score per neighbour: the neighbours channel's contract, spelled out plainly."""
+    score per adjacent row: the adjacent channel's contract, spelled out plainly."""
     best: dict[str, float] = {}
     for seed in seeds:
         at = (when[seed.id], seed.id)
@@ -270,7 +270,7 @@ def _neighbours_by_definition(
 
 
 @pytest.mark.parametrize("trial", range(3))
-def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -> None:
+def test_the_adjacent_channel_matches_its_definition(store_url: str, trial: int) -> None:
     rng = random.Random(trial)
     start, at = datetime(2024, 3, 1, tzinfo=UTC), []
     for _ in range(40):  # steps of 0 (ties), minutes, and an hour or more
@@ -278,7 +278,7 @@ def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -
         at.append(start)
     notes = [{"text": f"note {i}", "importance": 3, "created_at": t.isoformat(),
               "updated_at": t.isoformat()} for i, t in enumerate(at)]
-    settings = Settings(neighbour_span=rng.choice([1, 2, 3]), neighbour_window_s=1800)
+    settings = Settings(adjacent_span=rng.choice([1, 2, 3]), adjacent_window_s=1800)
     with TrueMem(store_url, settings=settings) as memory:
         memory.import_user("ana", {"format": "truemem.user/1", "memories": notes})
         memory.import_user("bob", {"format": "truemem.user/1", "memories": notes})
@@ -289,14 +289,14 @@ def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -
     for filters in (SearchFilters(), SearchFilters(created_after=middle)):
         timeline = sorted((t, i) for i, t in when.items()
                           if filters.created_after is None or t >= filters.created_after)
-        expected = _neighbours_by_definition(
-            timeline, seeds, when, timedelta(seconds=1800), settings.neighbour_span)
+        expected = _adjacent_by_definition(
+            timeline, seeds, when, timedelta(seconds=1800), settings.adjacent_span)
 
         async def channel(filters: SearchFilters = filters) -> list[tuple[str, float]]:
             db = Database(resolve_url(store_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
-                    found = await neighbours(conn, memories_of("ana", filters), seeds, settings)
+                    found = await adjacent(conn, memories_of("ana", filters), seeds, settings)
                     return found.ranking
             finally:
                 await db.close()
@@ -304,16 +304,16 @@ def test_neighbours_channel_matches_its_definition(store_url: str, trial: int) -
         assert asyncio.run(channel()) == expected
 
 
-def test_bound_neighbours_never_lifts_above_the_seed() -> None:
+def test_bound_adjacent_never_lifts_above_the_seed() -> None:
     fused = [Fused("seed", 0.04, {"vector": 1}),
-             Fused("near", 0.05, {"vector": 2, "neighbours": 1}),
+             Fused("near", 0.05, {"vector": 2, "adjacent": 1}),
              Fused("other", 0.03, {"vector": 3})]
-    bounded = bound_neighbours(fused, direct={"seed": 0.04, "near": 0.02, "other": 0.03},
+    bounded = bound_adjacent(fused, direct={"seed": 0.04, "near": 0.02, "other": 0.03},
                                seeds={"near": 0.04})
     assert [h.id for h in bounded] == ["seed", "near", "other"]
     assert 0.03 < bounded[1].score < 0.04
     # a memory whose own score was already higher keeps it
-    kept = bound_neighbours([Fused("x", 0.06, {"vector": 1, "neighbours": 2})],
+    kept = bound_adjacent([Fused("x", 0.06, {"vector": 1, "adjacent": 2})],
                          direct={"x": 0.05}, seeds={"x": 0.04})
     assert kept[0].score == 0.05
 

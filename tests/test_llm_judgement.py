@@ -113,7 +113,7 @@ def test_judged_ids_are_checked_again_when_written(memory: TrueMem) -> None:
             "ana", "Works at Globex", importance=4, kind=None, source="extracted",
             supersedes=supersedes)
         async with store.db.transaction() as conn:
-            return await write.add(conn, store.env, candidate, admit=True)
+            return await write.add(conn, store.deps, candidate, admit=True)
 
     new = memory._loop.run(add([bobs.id, madrid.id, "no-such-id"]))
     assert new is not None and new.text == "Works at Globex"

@@ -72,7 +72,7 @@ def test_turns_are_found_by_exact_words_before_their_embedding_job_runs(
     memory.drain()
     execute(memory, messages.update().values(embedding=None))  # as before its job ran
     [found] = [t for t in memory.get_context("ana", "now", "XK-4471-ZETA").recalled]
-    assert found.ranks.keys() <= {"keyword", "neighbours"} and found.ranks
+    assert found.ranks.keys() <= {"keyword", "adjacent"} and found.ranks
 
 
 def test_adjacent_turns_of_a_session_are_rendered_together_in_order(memory: TrueMem) -> None:
@@ -253,7 +253,7 @@ def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
 
         async def recalled() -> list[RecalledTurn]:
             async with memory._core.db.autocommit() as conn:
-                return await recall(conn, memory._core.memories.env.channels, "ana", "now",
+                return await recall(conn, memory._core.memories.deps.channels, "ana", "now",
                                     "the Kyoto contract clause77",
                                     memory._core.embedder.embed(["the Kyoto contract"])[0],
                                     settings)

@@ -186,6 +186,27 @@ def test_a_flag_or_a_name_that_is_not_one_is_a_typed_error() -> None:
         Settings.parse("nope", "1")
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("weight_neighbours", "weight_adjacent"), ("neighbour_seeds", "adjacent_seeds"),
+    ("neighbour_span", "adjacent_span"), ("neighbour_window_s", "adjacent_window_s")])
+def test_a_renamed_setting_is_a_typed_error_naming_the_new_one(
+        old: str, new: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The time-window search channel is the adjacent channel now: its old setting
+    names, as keywords or variables, say what to write instead and open nothing."""
+    value = Settings.from_env({})
+    for call in (lambda: Settings(**{old: 1}), lambda: value.replace(**{old: 1}),
+                 lambda: Settings.from_env({}, **{old: 1}), lambda: Settings.parse(old, "1")):
+        with pytest.raises(InvalidInputError, match=f"setting {old} is now named {new}$"):
+            call()
+    variable = f"TRUEMEM_{old.upper()}"
+    with pytest.raises(InvalidInputError, match=f"{variable} is now named TRUEMEM_{new.upper()}"):
+        Settings.from_env({variable: "1"})
+    monkeypatch.setenv(variable, "1")
+    with pytest.raises(InvalidInputError, match=variable):
+        TrueMem(f"sqlite:///{tmp_path / 'a.db'}")
+    assert not (tmp_path / "a.db").exists()
+
+
 def test_int8_queries_reach_the_built_in_embedder(tmp_path: Path) -> None:
     with TrueMem(f"sqlite:///{tmp_path / 'a.db'}", settings=Settings(int8_queries=True),
                  preload=False) as memory:

@@ -16,18 +16,18 @@ from typing import Any
 
 from truemem_core._bridge import LoopThread
 from truemem_core._users import Users
-from truemem_core.conversation.turn import Conversation
+from truemem_core.conversation.service import Conversation
 from truemem_core.embeddings import Embedder, TiktokenCounter, TokenCounter, default_embedder
 from truemem_core.errors import InvalidInputError
-from truemem_core.graph.service import GraphStore
+from truemem_core.graph.service import GraphService
 from truemem_core.jobs.broker import check_redis_url
 from truemem_core.jobs.dispatcher import Dispatcher
 from truemem_core.jobs.handlers import Handlers
 from truemem_core.jobs.runner import JobRunner
 from truemem_core.language import LLM, offload
-from truemem_core.memory.item_store import ItemStore
+from truemem_core.memory.item_service import ItemService
 from truemem_core.memory.peer_import import PeerImport
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database, resolve_url
 
@@ -60,11 +60,11 @@ class Core:
         self.tokens: TokenCounter = token_counter or TiktokenCounter(self.settings.token_encoding)
         loads = [model.load for model in (self.embedder, self.tokens) if hasattr(model, "load")]
         self.db = Database(self.url, embedder=self.embedder, loads=loads if preload else [])
-        self.memories = MemoryStore(self.db, self.embedder, self.settings)
-        self.items = ItemStore(self.memories)
+        self.memories = MemoryService(self.db, self.embedder, self.settings)
+        self.items = ItemService(self.memories)
         self.peers = PeerImport(self.memories)
         self.users = Users(self.memories, self.tokens)
-        self.graph = GraphStore(self.db, self.settings)
+        self.graph = GraphService(self.db, self.settings)
         self.runner = JobRunner(
             self.db, Handlers(self.db, self.memories, self.settings, llm), self.settings)
         self.jobs = Dispatcher(self.db, self.settings, self.redis_url, self.runner.run, loop.run)
@@ -84,7 +84,7 @@ class Core:
         """Re-embed the whole store with this instance's embedder (no embedder check)."""
         db = Database(self.url, embedder=None)
         try:
-            count = await MemoryStore(db, self.embedder, self.settings).reembed(progress=progress)
+            count = await MemoryService(db, self.embedder, self.settings).reembed(progress=progress)
         finally:
             await db.close()
         await self.db.open()

@@ -1,7 +1,7 @@
 """``TrueMem``'s knowledge graph (a base class, so that ``TrueMem`` stays readable).
 
 Every method is sync with an ``a``-prefixed async twin, each a one-line delegation
-to ``GraphStore`` (``truemem_core/graph/service.py``). Entities are named by
+to ``GraphService`` (``truemem_core/graph/service.py``). Entities are named by
 handle: a name (matched case- and space-insensitively, or by alias), or an id.
 Time travel: ``as_of=t`` is what TrueMem had recorded at ``t``; ``valid_at=t``
 what was true in the world at ``t``. Without them: what is known now about now.

@@ -4,7 +4,7 @@ A store item is a JSON document at a namespace (a tuple of labels) and a key, ow
 by one user and indexed by one of the user's memories, whose text is what the caller
 chose to embed: what ``truemem_integrations.langgraph.TrueMemStore`` is built on.
 Every method is sync with an ``a``-prefixed async twin, each a one-line delegation to
-``ItemStore`` (``truemem_core/memory/item_store.py``).
+``ItemService`` (``truemem_core/memory/item_service.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``TrueMem``'s sessions as they are stored (a base class, so that ``TrueMem`` stays
 readable): list them, read one, forget one; list their syntheses. Every method is sync
 with an ``a``-prefixed async twin, each a one-line delegation to ``Conversation``
-(``conversation/turn.py``)."""
+(``conversation/service.py``)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from truemem_core.graph import portability as graph_portability
 from truemem_core.memory import items as store
 from truemem_core.memory import portability, reads
 from truemem_core.memory.maintenance import prune_excess
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 from truemem_core.records import Memory, UserInfo
 from truemem_core.storage.schema import (
     GRAPH_TABLES,
@@ -41,7 +41,7 @@ from truemem_core.synthesis import store as synthesis_store
 
 
 class Users:
-    def __init__(self, memories: MemoryStore, tokens: TokenCounter) -> None:
+    def __init__(self, memories: MemoryService, tokens: TokenCounter) -> None:
         self.memories = memories
         self.db = memories.db
         self.tokens = tokens
@@ -106,7 +106,7 @@ class Users:
             await synthesis_store.import_syntheses(
                 conn, user, summaries, summary_vectors, self.memories.embedder.model_name,
                 said_ids, new_ids)
-            await prune_excess(conn, self.memories.env, user)
+            await prune_excess(conn, self.memories.deps, user)
             return await reads.by_ids(conn, user, ids)
 
     async def erase_user(self, user_id: Any) -> int:

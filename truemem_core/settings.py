@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,22 @@ from truemem_core.errors import InvalidInputError
 
 _FLAGS = {"true": True, "1": True, "yes": True, "on": True,
           "false": False, "0": False, "no": False, "off": False}
+
+
+# Settings renamed since the last release, old name -> new: the old name, as a keyword or
+# as its TRUEMEM_ variable, raises InvalidInputError naming the new one.
+RENAMED = {"weight_neighbours": "weight_adjacent", "neighbour_seeds": "adjacent_seeds",
+           "neighbour_span": "adjacent_span", "neighbour_window_s": "adjacent_window_s"}
+
+
+def _refuse_renamed(names: Iterable[str], variable: bool = False) -> None:
+    for old in names:
+        if old in RENAMED:
+            new = RENAMED[old]
+            if variable:
+                old, new = f"TRUEMEM_{old.upper()}", f"TRUEMEM_{new.upper()}"
+            raise InvalidInputError(
+                f"the {'variable' if variable else 'setting'} {old} is now named {new}")
 
 
 def default_database_url() -> str:
@@ -59,21 +76,21 @@ class Settings:
     """RRF weight of the full-text keyword channel."""
     weight_trigram: float = 1.0
     """RRF weight of the trigram (fuzzy) channel."""
-    weight_neighbours: float = 1.5
-    """RRF weight of the neighbours channel: what was said right before/after the top hits."""
+    weight_adjacent: float = 1.5
+    """RRF weight of the adjacent channel: what was said right before/after the top hits."""
     weight_graph: float = 0.0
     """RRF weight of the graph channel: memories linked to the entities a query names (off by
     default: no gain measured on LoCoMo)."""
     weight_hop: float = 1.0
     """RRF weight of ``get_context``'s second hop: facts and past turns found by the
     question's words plus the names and distinctive words of its best results (0: off)."""
-    neighbour_seeds: int = 3
-    """Top fused hits whose neighbours (in time, or in their session) form that channel."""
-    neighbour_span: int = 2
-    """Neighbours taken on each side of a seed."""
-    neighbour_window_s: float = 1800.0
-    """Only memories recorded within this many seconds of a seed are its neighbours (a
-    message's are those of its session)."""
+    adjacent_seeds: int = 3
+    """Top fused hits whose adjacent rows (in time, or in their session) form that channel."""
+    adjacent_span: int = 2
+    """Adjacent rows taken on each side of a seed."""
+    adjacent_window_s: float = 1800.0
+    """Only memories recorded within this many seconds of a seed are adjacent to it (a
+    message's adjacent rows are those of its session)."""
     trigram_threshold: float = 0.3
     """Least pg_trgm ``word_similarity`` of a query term for a trigram match."""
     recall_k: int = 20
@@ -129,6 +146,10 @@ class Settings:
     """A user's memories are maintained (scores, states) by the first exchange recorded
     this many seconds or more after the last maintenance was queued; 0: every exchange."""
 
+    def __new__(cls, *args: Any, **values: Any) -> Settings:
+        _refuse_renamed(values)  # before the dataclass's own "unexpected keyword" TypeError
+        return object.__new__(cls)
+
     def __post_init__(self) -> None:
         if not 0.0 < self.dedup_threshold <= 1.0:
             raise InvalidInputError("dedup_threshold must be in (0, 1]")
@@ -150,9 +171,9 @@ class Settings:
             raise InvalidInputError("weight_other_speaker must be between 0 and 1")
         if not 0.0 <= self.maintain_interval_s < float("inf"):
             raise InvalidInputError("maintain_interval_s must be a number of seconds >= 0")
-        if self.neighbour_seeds < 0 or self.neighbour_span < 0 or self.neighbour_window_s < 0:
+        if self.adjacent_seeds < 0 or self.adjacent_span < 0 or self.adjacent_window_s < 0:
             raise InvalidInputError(
-                "neighbour_seeds, neighbour_span and neighbour_window_s must be >= 0")
+                "adjacent_seeds, adjacent_span and adjacent_window_s must be >= 0")
         if not 0.0 < self.trigram_threshold <= 1.0:
             raise InvalidInputError("trigram_threshold must be in (0, 1]")
         if not 1 <= self.protected_importance <= 5 or not 1 <= self.reinforcement_cap <= 5:
@@ -162,13 +183,14 @@ class Settings:
     def channel_weights(self) -> dict[str, float]:
         """RRF weight of each search channel."""
         return {"vector": self.weight_vector, "keyword": self.weight_keyword,
-                "trigram": self.weight_trigram, "neighbours": self.weight_neighbours,
+                "trigram": self.weight_trigram, "adjacent": self.weight_adjacent,
                 "graph": self.weight_graph}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
         """Defaults, overridden by ``TRUEMEM_<FIELD>`` variables, then by ``overrides``."""
         env = os.environ if environ is None else environ
+        _refuse_renamed((old for old in RENAMED if f"TRUEMEM_{old.upper()}" in env), variable=True)
         values: dict[str, Any] = {}
         for field in fields(cls):
             raw = env.get(f"TRUEMEM_{field.name.upper()}")
@@ -182,6 +204,7 @@ class Settings:
         """The text ``raw`` as the value of the field ``name``, typed as its default
         (a flag: ``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``)."""
         kinds: dict[str, type[Any]] = {field.name: type(field.default) for field in fields(cls)}
+        _refuse_renamed([name])
         if name not in kinds:
             raise InvalidInputError(f"no setting is named {name!r}")
         kind = kinds[name]

@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from truemem_core.errors import InvalidInputError
-from truemem_core.search.fusion import Fused, bound_neighbours, fuse, single, tied_ranks
+from truemem_core.search.fusion import Fused, bound_adjacent, fuse, single, tied_ranks
 from truemem_core.search.scoring import bm25_rank, idf_rank
 
-CHANNELS = ("vector", "keyword", "trigram", "neighbours")
+CHANNELS = ("vector", "keyword", "trigram", "adjacent")
 ids = st.sampled_from([f"m{n}" for n in range(12)])
 # few distinct scores, so ties are common
 scores = st.sampled_from([0.1, 0.25, 0.5, 0.75, 1.0, 2.0])
@@ -146,36 +146,36 @@ def test_single_keeps_the_channels_order_score_and_tied_ranks(
                for h in out)
 
 
-# ----------------------------------------------------------------------------- bound_neighbours
+# ----------------------------------------------------------------------------- bound_adjacent
 
 
 @st.composite
-def neighbour_cases(draw: st.DrawFn) -> tuple[list[Fused], dict[str, float], dict[str, float]]:
+def adjacent_cases(draw: st.DrawFn) -> tuple[list[Fused], dict[str, float], dict[str, float]]:
     members = draw(st.lists(ids, unique=True, min_size=1, max_size=8))
     fused = []
     for memory_id in members:
         channels = draw(st.lists(st.sampled_from(CHANNELS), unique=True, min_size=1))
         ranks = {name: draw(st.integers(min_value=1, max_value=10)) for name in channels}
         fused.append(Fused(memory_id, draw(scores) / 10, ranks))
-    # a memory's score before neighbours is part of its fused score
+    # a memory's score before the adjacent channel is part of its fused score
     direct = {h.id: h.score * draw(st.sampled_from([0.0, 0.5, 1.0])) for h in fused}
     seeds = {h.id: draw(scores) / 10 for h in fused if draw(st.booleans())}
     return fused, direct, seeds
 
 
-@given(case=neighbour_cases())
-def test_neighbours_never_climb_above_their_seed(
+@given(case=adjacent_cases())
+def test_adjacent_rows_never_climb_above_their_seed(
     case: tuple[list[Fused], dict[str, float], dict[str, float]],
 ) -> None:
     fused, direct, seeds = case
-    bounded = bound_neighbours(fused, direct=direct, seeds=seeds)
+    bounded = bound_adjacent(fused, direct=direct, seeds=seeds)
     assert sorted(h.id for h in bounded) == sorted(h.id for h in fused)
     before = {h.id: h for h in fused}
     for hit in bounded:
         original = before[hit.id]
         assert hit.ranks == original.ranks
         ceiling = seeds.get(hit.id)
-        if "neighbours" not in hit.ranks or ceiling is None or original.score < ceiling:
+        if "adjacent" not in hit.ranks or ceiling is None or original.score < ceiling:
             assert hit.score == original.score  # untouched
         else:
             assert hit.score <= original.score
@@ -183,7 +183,7 @@ def test_neighbours_never_climb_above_their_seed(
             assert hit.score >= min(original.score, direct.get(hit.id, 0.0))
     keys = [(-h.score, min(h.ranks.values()), h.id) for h in bounded]
     assert keys == sorted(keys)
-    assert bound_neighbours(list(reversed(fused)), direct=direct, seeds=seeds) == bounded
+    assert bound_adjacent(list(reversed(fused)), direct=direct, seeds=seeds) == bounded
 
 
 # ----------------------------------------------------------------------------- scoring

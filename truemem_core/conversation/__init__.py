@@ -1,1 +1,2 @@
-"""Short-term memory and the turn: sessions and their messages, ``get_context`` and ``record``."""
+"""Short-term memory and the turn: sessions and their messages; ``service.Conversation``
+(``get_context`` and ``record``)."""

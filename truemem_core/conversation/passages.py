@@ -12,7 +12,7 @@ and sentence ends, never inside a sentence unless one sentence alone is longer t
 passage (then at a word). Sentences are packed greedily; a passage already half full
 ends at a paragraph break rather than run into the next paragraph. Passages do not
 overlap: an answer rarely straddles a sentence boundary, and overlap would spend
-tokens twice when two neighbours are served (the budget merges adjacent passages of
+tokens twice when two passages side by side are served (the budget merges adjacent passages of
 one message instead, ``packing``).
 
 Sizes are measured in the message's own characters per token (``tokens`` was

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections import Counter
 
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 
 log = logging.getLogger("truemem.conversation")
 
@@ -20,7 +20,7 @@ COUNTS_EVERY_S = 0.2  # retrieval counts are written at most this often, all use
 
 
 class RetrievalCounts:
-    def __init__(self, memories: MemoryStore) -> None:
+    def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
         self._unwritten: dict[str, Counter[str]] = {}  # counts not yet written
         self._flusher: asyncio.Future[None] | None = None  # writes them while there are any

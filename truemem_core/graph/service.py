@@ -1,4 +1,4 @@
-"""``GraphStore``: the knowledge graph behind the facade; each method is one transaction.
+"""``GraphService``: the knowledge graph behind the facade; each method is one transaction.
 
 Inputs are parsed and checked (``names``) before the transaction opens, and
 handles resolved before the first write: bad input raises ``InvalidInputError``
@@ -44,7 +44,7 @@ RelationInput = RelationSpec | Mapping[str, Any]
 _Instant = datetime | None
 
 
-class GraphStore:
+class GraphService:
     def __init__(self, db: Database, settings: Settings) -> None:
         self.db = db
         self.settings = settings

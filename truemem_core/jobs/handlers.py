@@ -31,7 +31,7 @@ from truemem_core.language import (
     summarize_with_llm,
 )
 from truemem_core.memory import maintenance, write
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 from truemem_core.records import Message, Source
 from truemem_core.search.recall import store_embeddings
 from truemem_core.settings import Settings
@@ -51,7 +51,7 @@ _KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, chea
 @dataclass(frozen=True, slots=True)
 class Handlers:
     db: Database
-    memories: MemoryStore
+    memories: MemoryService
     settings: Settings
     llm: LLM | None
 
@@ -94,7 +94,7 @@ class Handlers:
                                  self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
-                stored = await write.add(conn, self.memories.env, candidate,
+                stored = await write.add(conn, self.memories.deps, candidate,
                                          admit=source != "explicit")
                 if stored is not None:
                     await store_graph(conn, user, fact.text, fact.graph, memory_id=stored.id,
@@ -212,7 +212,7 @@ class Handlers:
         ``record`` at most once a ``maintain_interval_s`` (``conversation.recording``)."""
         async with self.db.writing(job.user_id) as conn:
             if await outbox.finish(conn, job.key):
-                await maintenance.maintain(conn, self.memories.env, job.user_id)
+                await maintenance.maintain(conn, self.memories.deps, job.user_id)
 
     async def _finish(self, key: str) -> None:
         async with self.db.transaction() as conn:

@@ -1,5 +1,6 @@
-"""Reading language: what a message says about its user. Pure functions, no I/O
-(the LLM calls are the one exception, through the ``LLM`` protocol).
+"""Reading language: what a message says about its user. Pure functions, no I/O, with
+two exceptions: the LLM calls, through the ``LLM`` protocol, and ``offload``, which
+manages a helper child process that reads long texts with the same functions.
 
 - ``detect_explicit``: "remember that…" requests (request path, importance 5)
 - ``extract_facts``: rule-based facts from a user message (no LLM configured)

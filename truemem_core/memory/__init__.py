@@ -2,6 +2,7 @@
 
 Pure decisions (``dedup``, ``pruning``, ``lifecycle``, ``admission``) sit beside
 the SQL that applies them (``write``, ``edit``, ``maintenance``, ``reads``,
-``portability``), each taking the caller's connection; ``service.MemoryStore``
-is the transaction boundary.
+``portability``), each taking the caller's connection and a ``deps.MemoryDeps``;
+``service.MemoryService`` is the transaction boundary, ``item_service.ItemService``
+that of store items (``items``).
 """

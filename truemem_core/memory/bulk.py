@@ -36,12 +36,12 @@ from truemem_core.embeddings import Vector
 from truemem_core.graph import erasure as graph_erasure
 from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.memory import items, rows
-from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.deps import MemoryDeps
 from truemem_core.memory.lifecycle import is_protected
 from truemem_core.memory.maintenance import prune_events
 from truemem_core.memory.pruning import PruneCandidate, prune_order
 from truemem_core.memory.write import (
-    NEIGHBOURS,
+    NEAREST,
     Candidate,
     absorb_events,
     added_event,
@@ -101,7 +101,7 @@ Known = dict[str, tuple[datetime, str, Vector]]
 
 
 async def add_many(
-    conn: AsyncConnection, env: MemoryEnv, user: str, batch: Sequence[Candidate], *,
+    conn: AsyncConnection, deps: MemoryDeps, user: str, batch: Sequence[Candidate], *,
     admit: bool, known: Known,
 ) -> list[Memory | None]:
     """``write.add`` of each candidate (all of ``user``) in order, written at the end.
@@ -116,7 +116,7 @@ async def add_many(
         return []
     stored = await _load(conn, user, known)
     # pure work, a few hundred microseconds a fact: off the event loop (see language.offload)
-    ledger, results = await asyncio.to_thread(_decide, env, stored, batch, admit)
+    ledger, results = await asyncio.to_thread(_decide, deps, stored, batch, admit)
     await ledger.flush(conn, user)
     # relations of the graph whose memories this batch closed end with them
     await end_with_their_memories(conn, user, {m.id for m in results if m}, utcnow())
@@ -146,9 +146,9 @@ async def embedded(
 
 
 def _decide(
-    env: MemoryEnv, stored: list[_Row], batch: Sequence[Candidate], admit: bool
+    deps: MemoryDeps, stored: list[_Row], batch: Sequence[Candidate], admit: bool
 ) -> tuple[_Ledger, list[Memory | None]]:
-    ledger = _Ledger(env, stored, np.stack([c.vector for c in batch]))
+    ledger = _Ledger(deps, stored, np.stack([c.vector for c in batch]))
     return ledger, [ledger.add(n, new, admit=admit) for n, new in enumerate(batch)]
 
 
@@ -176,8 +176,8 @@ def _order(row: _Row) -> tuple[int, datetime, str]:
 class _Ledger:
     """The user's memories in memory while a batch is decided, and what changed."""
 
-    def __init__(self, env: MemoryEnv, stored: list[_Row], vectors: Vector) -> None:
-        self.env = env
+    def __init__(self, deps: MemoryDeps, stored: list[_Row], vectors: Vector) -> None:
+        self.deps = deps
         self.rows = {row.id: row for row in stored}
         self.live = {row.id: row for row in stored if row.state != "archived"}
         # the live rows in the order pruning takes them (``pruning.select_for_pruning``'s,
@@ -206,11 +206,11 @@ class _Ledger:
         return self.clock
 
     def nearest(self, n: int) -> list[tuple[str, float]]:
-        """Candidate ``n``'s ``NEIGHBOURS`` nearest memories, archived too, best first."""
+        """Candidate ``n``'s ``NEAREST`` nearest memories, archived too, best first."""
         size = len(self.ids)
         scores = self.scores[n, :size]
-        top = np.arange(size) if size <= NEIGHBOURS else np.argpartition(
-            -scores, NEIGHBOURS - 1)[:NEIGHBOURS]
+        top = np.arange(size) if size <= NEAREST else np.argpartition(
+            -scores, NEAREST - 1)[:NEAREST]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self.ids[i], score) for i, score in zip(
             top.tolist(), scores[top].tolist(), strict=True) if score > -np.inf]
@@ -221,7 +221,7 @@ class _Ledger:
 
     def add(self, n: int, new: Candidate, *, admit: bool) -> Memory | None:
         """``write.add`` of candidate ``n``, on the ledger."""
-        settings = self.env.settings
+        settings = self.deps.settings
         nearest = self.nearest(n)
         duplicates = pick_duplicates(
             [self.rows[i] for i, score in nearest if score >= settings.dedup_threshold],
@@ -262,7 +262,7 @@ class _Ledger:
         self.events.extend({**event, "created_at": now} for event in events)
 
     def _insert(self, new: Candidate, n: int, now: datetime) -> _Row:
-        row = _Row(**new_row(new, str(uuid.uuid4()), self.env.model_name, now))
+        row = _Row(**new_row(new, str(uuid.uuid4()), self.deps.model_name, now))
         self.where[row.id] = len(self.ids)
         self._score(len(self.ids), self.vectors[n])
         self.ids.append(row.id)
@@ -274,7 +274,7 @@ class _Ledger:
 
     def _merge(self, duplicates: Sequence[_Row], new: Candidate, now: datetime) -> _Row:
         old, absorbed = duplicates[0], duplicates[1:]
-        values, event = fold(duplicates, new, self.env.settings, now)
+        values, event = fold(duplicates, new, self.deps.settings, now)
         self._set(old, values)
         if "embedding" in values:
             self._score(self.where[old.id], values["embedding"])
@@ -308,11 +308,11 @@ class _Ledger:
             self._log(supersede_events(superseded, current, by), now)
 
     def _prune(self, now: datetime) -> None:
-        limit = self.env.settings.memory_limit
+        limit = self.deps.settings.memory_limit
         excess = len(self.live) - limit
         if excess <= 0:
             return
-        protected = self.env.settings.protected_importance
+        protected = self.deps.settings.protected_importance
         pruned: list[_Row] = []
         while len(pruned) < excess and self.queue:
             order, memory_id = heapq.heappop(self.queue)

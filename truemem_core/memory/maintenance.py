@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.graph.propagation import PROPAGATION_GAIN, links, support
 from truemem_core.memory import rows
-from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.deps import MemoryDeps
 from truemem_core.memory.lifecycle import (
     BASE_HALF_LIFE_DAYS,
     dynamic_score,
@@ -54,7 +54,7 @@ async def touch(conn: AsyncConnection, counts: Mapping[str, Mapping[str, int]]) 
                     last_accessed_at=utcnow(), state="active"), served)
 
 
-async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str, str]:
+async def maintain(conn: AsyncConnection, deps: MemoryDeps, user: str) -> dict[str, str]:
     """Recompute dynamic scores, move states to match, then prune; returns state changes.
 
     States and pruning are decided together, then written once: a memory pruned past
@@ -66,7 +66,7 @@ async def maintain(conn: AsyncConnection, env: MemoryEnv, user: str) -> dict[str
     found = (await conn.execute(_SCORED, {"owner": user})).all()
     current = [row for row in found if row.valid_to is None]
     held = await _propagated(conn, user, current)
-    settings = env.settings
+    settings = deps.settings
     scores: dict[str, float] = {}
     planned = {row.id: row.state for row in found}
     for row in current:
@@ -130,12 +130,12 @@ async def _propagated(conn: AsyncConnection, user: str, current: Sequence[Any]) 
     return support(strengths, await links(conn, user, strengths.keys()))
 
 
-async def prune_excess(conn: AsyncConnection, env: MemoryEnv, user: str) -> list[str]:
+async def prune_excess(conn: AsyncConnection, deps: MemoryDeps, user: str) -> list[str]:
     """Archive the user's excess memories past the soft limit; returns their ids.
 
     The caller holds the user's lock.
     """
-    settings = env.settings
+    settings = deps.settings
     # two ranges of ix_memories_user_state_importance, never the archived history
     live = (memories.c.user_id == user) & memories.c.state.in_(["active", "ephemeral"])
     count = (await conn.execute(select(func.count()).where(live))).scalar_one()

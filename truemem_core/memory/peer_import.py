@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_created_first, check_instant, check_recorded
 from truemem_core.memory import bulk, items
-from truemem_core.memory.service import BATCH, MemoryStore, check_batch_size
+from truemem_core.memory.service import BATCH, MemoryService, check_batch_size
 from truemem_core.records import Memory
 from truemem_core.storage.schema import memories, store_items, utcnow
 
@@ -97,7 +97,7 @@ def timestamps(records: Sequence[PeerRecord]) -> dict[str, datetime]:
 
 
 class PeerImport:
-    def __init__(self, memories: MemoryStore) -> None:
+    def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
         self.db = memories.db
 
@@ -151,7 +151,7 @@ class PeerImport:
                     report.users[user] -= len(batch) - len(mine)
                     before = {i for (i,) in await conn.execute(
                         select(memories.c.id).where(memories.c.user_id == user))}
-                    made = await bulk.add_many(conn, self.memories.env, user,
+                    made = await bulk.add_many(conn, self.memories.deps, user,
                                                [c for _, c in mine], admit=True, known=known)
                     kept = [r for r, _ in mine]
                     await _date(conn, user, _sources(kept, made, before, report))

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from truemem_core.embeddings import Vector
 from truemem_core.errors import NotFoundError
 from truemem_core.memory import rows
-from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.deps import MemoryDeps
 from truemem_core.memory.lifecycle import search_penalty
 from truemem_core.memory.write import current_facts
 from truemem_core.records import Memory, MemoryEvent, ScoredMemory
@@ -91,9 +91,9 @@ async def critical(conn: AsyncConnection, user: str, limit: int) -> list[Memory]
 
 
 async def nearest_current(
-    conn: AsyncConnection, env: MemoryEnv, user: str, vector: Vector, k: int
+    conn: AsyncConnection, deps: MemoryDeps, user: str, vector: Vector, k: int
 ) -> list[tuple[str, str]]:
     """The user's ``k`` current memories nearest ``vector``: (id, text), nearest first."""
-    nearest = await env.channels.nearest(conn, memories_of(user), vector, k)
+    nearest = await deps.channels.nearest(conn, memories_of(user), vector, k)
     current = await current_facts(conn, user, [i for i, _ in nearest])
     return [(i, current[i].text) for i, _ in nearest if i in current]

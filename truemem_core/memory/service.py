@@ -1,4 +1,4 @@
-"""``MemoryStore``: long-term memory behind the facade; each method is one transaction.
+"""``MemoryService``: long-term memory behind the facade; each method is one transaction.
 
 Arguments are validated and texts embedded (off the event loop) *before* the
 transaction opens, so no lock is held during CPU work; the SQL and decisions
@@ -40,7 +40,7 @@ from truemem_core.errors import InvalidInputError
 from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language.classify import classify_kind
 from truemem_core.memory import bulk, edit, maintenance, reads, reembedding, rows, write
-from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.deps import MemoryDeps
 from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
 from truemem_core.search import hybrid
 from truemem_core.search.channels import channels_for_dialect, memories_of
@@ -74,12 +74,12 @@ QUERY_CACHE_SIZE = 1024  # query embeddings kept: 1.5 MB at 384 dimensions
 QUERY_CACHE_CHARS = 2000  # longer texts are rarely asked twice word for word
 
 
-class MemoryStore:
+class MemoryService:
     def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
-        self.env = MemoryEnv(db, channels_for_dialect(db.dialect), settings, embedder.model_name)
+        self.deps = MemoryDeps(db, channels_for_dialect(db.dialect), settings, embedder.model_name)
         self._queries: OrderedDict[str, Vector] = OrderedDict()  # see embed_query
         # a query embedded its own way (``int8_queries``) is never stored as a text's vector
         self._embed_queries = getattr(embedder, "embed_queries", None)
@@ -167,7 +167,7 @@ class MemoryStore:
         new = await self.candidate(user_id, text, importance=importance, kind=kind,
                                    source=source)
         async with self.db.writing(new.user) as conn:
-            stored = await write.add(conn, self.env, new, admit=False)
+            stored = await write.add(conn, self.deps, new, admit=False)
             assert stored is not None  # only admission control rejects
             await end_with_their_memories(conn, stored.user_id, [stored.id], utcnow())
         return stored
@@ -199,7 +199,7 @@ class MemoryStore:
         async with contextlib.aclosing(bulk.embedded(self.embed, facts, size)) as batches:
             async for ready in batches:
                 async with self.db.writing(user) as conn:
-                    done += await bulk.add_many(conn, self.env, user, ready, admit=admit,
+                    done += await bulk.add_many(conn, self.deps, user, ready, admit=admit,
                                                 known=known)
                 report(len(done), len(facts))
         return done
@@ -260,7 +260,7 @@ class MemoryStore:
 
     async def touch(self, counts: Mapping[str, Mapping[str, int]]) -> None:
         """Count retrievals, ``counts[user][id]`` of each memory, for all those users in
-        one transaction (off the request path: see ``conversation.turn``)."""
+        one transaction (off the request path: see ``conversation.service``)."""
         if counts:
             async with self.db.writing(*counts) as conn:  # erase_user wins
                 await maintenance.touch(conn, counts)
@@ -268,12 +268,12 @@ class MemoryStore:
     async def maintain(self, user_id: Any) -> dict[str, str]:
         user = self.check_user(user_id)
         async with self.db.writing(user) as conn:
-            return await maintenance.maintain(conn, self.env, user)
+            return await maintenance.maintain(conn, self.deps, user)
 
     async def prune(self, user_id: Any) -> list[str]:
         user = self.check_user(user_id)
         async with self.db.writing(user) as conn:
-            return await maintenance.prune_excess(conn, self.env, user)
+            return await maintenance.prune_excess(conn, self.deps, user)
 
     async def reembed(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
@@ -317,7 +317,7 @@ class MemoryStore:
         """The user's ``k`` current facts nearest ``vector``, read outside any write
         transaction: the caller may then wait on an LLM."""
         async with self.db.transaction(readonly=True) as conn:
-            return await reads.nearest_current(conn, self.env, user, vector, k)
+            return await reads.nearest_current(conn, self.deps, user, vector, k)
 
     async def search(
         self,
@@ -357,7 +357,7 @@ class MemoryStore:
         async with (compute.meanwhile(self.embed_query(text)) if to_embed
                     else contextlib.nullcontext(vector)) as query_vector, \
                 self.db.autocommit() as conn:
-            hits = await hybrid.run(conn, self.env.channels, memories_of(user, filters), text,
+            hits = await hybrid.run(conn, self.deps.channels, memories_of(user, filters), text,
                                     query_vector, k=k, mode=mode, settings=self.settings,
                                     columns=rows.MEMORY_COLUMNS)
         return reads.scored(hits)

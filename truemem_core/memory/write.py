@@ -25,7 +25,7 @@ from truemem_core.memory import items, rows
 from truemem_core.memory.admission import Admission, score_candidate
 from truemem_core.memory.decision import adds_nothing, decide
 from truemem_core.memory.dedup import centroid, merge
-from truemem_core.memory.env import MemoryEnv
+from truemem_core.memory.deps import MemoryDeps
 from truemem_core.memory.maintenance import prune_excess
 from truemem_core.records import Kind, Memory, Source
 from truemem_core.search.channels import memories_of
@@ -34,7 +34,7 @@ from truemem_core.storage.schema import admission_rejections, memories, utcnow
 
 log = logging.getLogger("truemem.memory")
 
-NEIGHBOURS = 20  # nearest memories checked for duplicates and superseded facts
+NEAREST = 20  # nearest memories checked for duplicates and superseded facts
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class Candidate:
 
 
 async def add(
-    conn: AsyncConnection, env: MemoryEnv, new: Candidate, *, admit: bool
+    conn: AsyncConnection, deps: MemoryDeps, new: Candidate, *, admit: bool
 ) -> Memory | None:
     """Store ``new``, or fold it into a near-duplicate; prune past the soft limit.
 
@@ -62,9 +62,9 @@ async def add(
     (None) and its rejection is recorded. The caller's transaction holds the user's
     lock (``Database.writing``).
     """
-    user, settings = new.user, env.settings
-    nearest = await env.channels.nearest(
-        conn, memories_of(user, include_archived=True), new.vector, NEIGHBOURS)
+    user, settings = new.user, deps.settings
+    nearest = await deps.channels.nearest(
+        conn, memories_of(user, include_archived=True), new.vector, NEAREST)
     duplicates = await _duplicates(conn, user, new, [
         i for i, score in nearest if score >= settings.dedup_threshold])
     folded = {row.id for row in duplicates}
@@ -75,7 +75,7 @@ async def add(
     if duplicates:
         # A restatement is folded in, and still closes what it contradicts:
         # "Lives in Madrid" again after "Moved to Berlin" reopens Madrid, closes Berlin.
-        merged = await _merge(conn, env, duplicates, new)
+        merged = await _merge(conn, deps, duplicates, new)
         await _supersede(conn, user, superseded, current, by=merged.id, said_at=new.said_at)
         return merged
     if admit:
@@ -83,9 +83,9 @@ async def add(
         if not admission.admitted:
             await _reject(conn, new, admission)
             return None
-    memory_id = await _insert(conn, env, new)
+    memory_id = await _insert(conn, deps, new)
     await _supersede(conn, user, superseded, current, by=memory_id, said_at=new.said_at)
-    await prune_excess(conn, env, user)
+    await prune_excess(conn, deps, user)
     return rows.to_memory(await rows.fetch(conn, user, memory_id))
 
 
@@ -279,10 +279,10 @@ def rejection_row(new: Candidate, admission: Admission, now: datetime) -> dict[s
 # -- the SQL of one fact -----------------------------------------------------------
 
 
-async def _insert(conn: AsyncConnection, env: MemoryEnv, new: Candidate) -> str:
+async def _insert(conn: AsyncConnection, deps: MemoryDeps, new: Candidate) -> str:
     memory_id = str(uuid.uuid4())
     await conn.execute(memories.insert().values(
-        **new_row(new, memory_id, env.model_name, utcnow())))
+        **new_row(new, memory_id, deps.model_name, utcnow())))
     await rows.log(conn, new.user, [added_event(new, memory_id)])
     return memory_id
 
@@ -322,11 +322,11 @@ async def _duplicates(
 
 
 async def _merge(
-    conn: AsyncConnection, env: MemoryEnv, duplicates: Sequence[Any], new: Candidate
+    conn: AsyncConnection, deps: MemoryDeps, duplicates: Sequence[Any], new: Candidate
 ) -> Memory:
     """Fold ``new`` (and any further stored variants) into the nearest duplicate."""
     old, absorbed = duplicates[0], list(duplicates[1:])
-    values, event = fold(duplicates, new, env.settings, utcnow())
+    values, event = fold(duplicates, new, deps.settings, utcnow())
     await conn.execute(memories.update().where(memories.c.id == old.id).values(**values))
     await rows.log(conn, new.user, [event])
     await _absorb(conn, new.user, absorbed, into=old.id)

@@ -1,1 +1,2 @@
-"""Finding a user's memories: the channels' SQL, fusion, query text, conversation recall."""
+"""Finding a user's memories and past messages: the channels' SQL, the adjacent channel,
+fusion, query text, the hybrid search, conversation recall."""

@@ -5,7 +5,7 @@ Channels rank one user's memories for a query (§7 of the spec):
     vector     cosine similarity of embeddings        meaning, paraphrase
     keyword    full-text search (tsvector / FTS5)     exact words, stems, two languages
     trigram    character trigrams (pg_trgm / FTS5)     typos, fragments ("Lisbn", "SSL")
-    neighbours memories recorded next to the top hits  what was said around a match
+    adjacent   memories recorded next to the top hits  what was said around a match
     graph      facts on the entities a query names      "what does Atlas run on?"
 
 Their ranked lists are fused with Reciprocal Rank Fusion: a memory at rank
@@ -98,21 +98,21 @@ def fuse(
     return list(explained.values())
 
 
-def bound_neighbours(
+def bound_adjacent(
     fused: Sequence[Fused], *, direct: Mapping[Key, float], seeds: Mapping[Key, float]
 ) -> list[Fused]:
-    """Cap what the neighbours channel adds, then re-sort.
+    """Cap what the adjacent channel adds, then re-sort.
 
-    ``seeds`` maps each memory reached through neighbours to the fused score of
-    its best seed, ``direct`` every memory to its score before neighbours. A
+    ``seeds`` maps each memory reached through the adjacent channel to the fused score of
+    its best seed, ``direct`` every memory to its score before that channel. A
     memory never climbs above the seed that brought it (just below it at
-    most), so neighbours fill the gaps after strong hits and never displaces
+    most), so adjacent rows fill the gaps after strong hits and never displace
     them; a memory keeps at least its own direct score.
     """
     capped = []
     for hit in fused:
         ceiling = seeds.get(hit.id)
-        if "neighbours" in hit.ranks and ceiling is not None and hit.score >= ceiling:
+        if "adjacent" in hit.ranks and ceiling is not None and hit.score >= ceiling:
             score = max(direct.get(hit.id, 0.0), math.nextafter(ceiling, 0.0))
             hit = Fused(hit.id, score, hit.ranks, hit.scores)
         capped.append(hit)

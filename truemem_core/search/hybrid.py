@@ -7,8 +7,8 @@ mode asks for, then fuse.
    query names, ``graph.channel``) each rank the corpus; the top
    ``rrf_depth`` of each enter Reciprocal Rank Fusion (channels of weight 0
    are not run);
-2. neighbours: the rows just before and after the ``neighbour_seeds`` best fused
-   hits (``search.neighbours``: memories recorded next to them in time, messages
+2. adjacent: the rows just before and after the ``adjacent_seeds`` best fused
+   hits (``search.adjacent``: memories recorded next to them in time, messages
    next to them in their session) form a fourth ranked list, and the fusion runs
    again; a row reached this way never climbs above the hit that brought it.
    Memories are recorded from conversations, so what was said next to a
@@ -23,7 +23,7 @@ mode asks for, then fuse.
 A single-channel mode returns that channel's top ``k`` with its own scores.
 
 Given ``columns``, each hit comes with its row (``Fused.row``), read in the
-neighbours' statement: after the embedding, a search is two round trips (one on
+adjacent channel's statement: after the embedding, a search is two round trips (one on
 SQLite, which reads the user's vectors while the query is embedded).
 """
 
@@ -38,10 +38,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
 from truemem_core.graph.channel import graph_channel
+from truemem_core.search.adjacent import adjacent
 from truemem_core.search.channels import Channels, Corpus
 from truemem_core.search.filters import Mode
-from truemem_core.search.fusion import Fused, Ranking, bound_neighbours, fuse, single
-from truemem_core.search.neighbours import neighbours
+from truemem_core.search.fusion import Fused, Ranking, bound_adjacent, fuse, single
 from truemem_core.search.query_text import query_terms
 from truemem_core.settings import Settings
 from truemem_core.storage.schema import memories
@@ -92,7 +92,7 @@ async def run(
         rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
     if not hybrid:
         found = single(mode, rankings[mode], limit=k)
-        rows = (await neighbours(conn, corpus, [], settings, rows_of=[hit.id for hit in found],
+        rows = (await adjacent(conn, corpus, [], settings, rows_of=[hit.id for hit in found],
                                  columns=columns)).rows
         return _with_rows(found, rows, columns)
     rankings = {name: rankings[name] for name in ("vector", *LEXICAL, "graph")
@@ -102,16 +102,16 @@ async def run(
     weights = settings.channel_weights
     everything = sum(len(hits) for hits in rankings.values())
     fused = fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything)
-    seeds = fused[: settings.neighbour_seeds] if weights["neighbours"] > 0 else []
-    # what can end in the top k besides the neighbours: the top k so far, and the
+    seeds = fused[: settings.adjacent_seeds] if weights["adjacent"] > 0 else []
+    # what can end in the top k besides the adjacent rows: the top k so far, and the
     # vector channel's top k that fill it up (see ``_fill``)
     rows_of = {hit.id: None for hit in fused[:k]} | {key: None for key, _ in fill[:k]}
-    nearby, rows = await neighbours(conn, corpus, seeds, settings, rows_of=list(rows_of),
+    nearby, rows = await adjacent(conn, corpus, seeds, settings, rows_of=list(rows_of),
                                     columns=columns)
     if nearby:
         direct = {hit.id: hit.score for hit in fused}
-        rankings["neighbours"] = nearby
-        fused = bound_neighbours(
+        rankings["adjacent"] = nearby
+        fused = bound_adjacent(
             fuse(rankings, k=settings.rrf_k, weights=weights, limit=everything + len(nearby)),
             direct=direct, seeds=dict(nearby))
     found = _fill(fused[:k], fill, k=k, rrf_k=settings.rrf_k, weight=weights["vector"])

@@ -98,9 +98,9 @@ async def search(
 ) -> list[ScoredSynthesis]:
     """The ``k`` syntheses (but ``session_id``'s) that best match ``query``, ranked as past
     turns are (keyword and vector, the keyword channel taking the trigram one's weight;
-    no neighbours: a synthesis already spans its session)."""
+    no adjacent channel: a synthesis already spans its session)."""
     ranked = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
-                              weight_trigram=0.0, weight_graph=0.0, weight_neighbours=0.0)
+                              weight_trigram=0.0, weight_graph=0.0, weight_adjacent=0.0)
     hits = await hybrid.run(conn, channels, syntheses_of(user_id, session_id), query, vector, k=k,
                             mode="hybrid", settings=ranked, columns=_COLUMNS)
     return [ScoredSynthesis(_synthesis(hit.row), hit.score, hit.scores, hit.ranks)

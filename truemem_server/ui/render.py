@@ -38,7 +38,7 @@ CHANNELS = {
     "vector": ("meaning", "close in meaning to the query (embedding cosine)"),
     "keyword": ("words", "shares words or their stems with the query (BM25)"),
     "trigram": ("spelling", "spelled like the query's words, typos included (trigrams)"),
-    "neighbours": ("nearby", "remembered just before or after a strong match"),
+    "adjacent": ("nearby", "remembered just before or after a strong match"),
 }
 
 

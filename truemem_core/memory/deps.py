@@ -1,4 +1,5 @@
-"""What every memory operation needs from the layers below, in one value."""
+"""``MemoryDeps``: what every memory operation takes from the layers below, in one value
+(the database, its dialect's search channels, the settings, the embedder's model name)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from truemem_core.storage.database import Database
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryEnv:
+class MemoryDeps:
     db: Database  # the user lock
-    channels: Channels  # nearest neighbours for dedup and supersession
+    channels: Channels  # the nearest memories, for dedup and supersession
     settings: Settings
     model_name: str  # the embedder's, stored with every vector

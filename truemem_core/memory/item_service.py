@@ -1,4 +1,4 @@
-"""``ItemStore``: store items (JSON documents by namespace and key) behind the facade.
+"""``ItemService``: store items (JSON documents by namespace and key) behind the facade.
 
 Each item is indexed by one memory of its user whose text is what the caller chose
 to embed: ``put`` writes the item and its memory in one transaction (a new key adds
@@ -23,18 +23,18 @@ from truemem_core.errors import InvalidInputError
 from truemem_core.memory import edit, items, reads, rows, write
 from truemem_core.memory.items import StoreItem
 from truemem_core.memory.maintenance import prune_excess
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 from truemem_core.search import hybrid
 from truemem_core.search.channels import Corpus, memories_of
 from truemem_core.search.filters import make_filters
 from truemem_core.storage.schema import memories, utcnow
 
 
-class ItemStore:
-    def __init__(self, memories: MemoryStore) -> None:
+class ItemService:
+    def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
         self.db = memories.db
-        self.env = memories.env
+        self.deps = memories.deps
 
     async def put(
         self, user_id: Any, namespace: Any, key: Any, value: Any, *, text: Any = None,
@@ -53,7 +53,7 @@ class ItemStore:
             old = await items.fetch(conn, user, space, name)
             memory_id = await self._index(conn, user, old, fact, space, name)
             await items.write(conn, user, space, name, document, memory_id, old)
-            await prune_excess(conn, self.env, user)
+            await prune_excess(conn, self.deps, user)
             row = await items.fetch(conn, user, space, name)
         assert row is not None
         return items.to_item(row)
@@ -80,7 +80,7 @@ class ItemStore:
             return str(current.id)
         memory_id = str(uuid.uuid4())
         await conn.execute(memories.insert().values(
-            **write.new_row(fact, memory_id, self.env.model_name, utcnow())))
+            **write.new_row(fact, memory_id, self.deps.model_name, utcnow())))
         await rows.log(conn, user, [write.added_event(fact, memory_id)])
         return memory_id
 
@@ -153,7 +153,7 @@ class ItemStore:
                 wanted = items.indexed_under(user, prefix)
             corpus = Corpus(base.table, user, (*base.where, memories.c.id.in_(wanted)),
                             base.params)
-            hits = await hybrid.run(conn, self.env.channels, corpus, text, vector,
+            hits = await hybrid.run(conn, self.deps.channels, corpus, text, vector,
                                     k=check_k(skip + size), mode="hybrid",
                                     settings=self.memories.settings,
                                     columns=rows.MEMORY_COLUMNS)

@@ -1,4 +1,4 @@
-"""The neighbours channel: rows next to the best hits, where the answer often sits.
+"""The adjacent channel: rows recorded next to the best hits, where the answer often sits.
 
 Memories are recorded from conversations and messages are turns of one, so
 what sits next to a match is often the answer itself ("We had the ceremony
@@ -6,16 +6,16 @@ last week" next to "We found a lovely greenhouse venue"; the reply right after
 the question). It is the window expansion RAG systems apply to document chunks,
 in time instead of text:
 
-* a memory's neighbours are the ``neighbour_span`` memories in the corpus
+* a memory's adjacent rows are the ``adjacent_span`` memories in the corpus
   recorded just before and just after it (ties in time broken by id), within
-  ``neighbour_window_s``;
-* a message's neighbours are the ``neighbour_span`` messages of its session in
+  ``adjacent_window_s``;
+* a message's adjacent rows are the ``adjacent_span`` messages of its session in
   the corpus just before and just after it.
 
-Each neighbour scores its best seed's fused score.
+Each adjacent row scores its best seed's fused score.
 
 The same statement reads the rows a search will return (``rows_of``, with the
-neighbours' own): once the query is embedded, a search then costs two round trips,
+adjacent rows' own): once the query is embedded, a search then costs two round trips,
 the vector channel and this.
 """
 
@@ -49,24 +49,24 @@ from truemem_core.storage.schema import memories
 
 class Around(NamedTuple):
     ranking: Ranking
-    """The seeds' neighbours, scored by their best seed's fused score, best first."""
+    """The seeds' adjacent rows, scored by their best seed's fused score, best first."""
     rows: dict[Key, Any]
-    """id -> row (``columns``) of each ``rows_of`` id and each neighbour."""
+    """id -> row (``columns``) of each ``rows_of`` id and each adjacent row."""
 
 
-async def neighbours(
+async def adjacent(
     conn: AsyncConnection, corpus: Corpus, seeds: Sequence[Fused], settings: Settings, *,
     rows_of: Sequence[Key] = (), columns: Sequence[ColumnElement[Any]] = (),
 ) -> Around:
-    """The seeds' neighbours and, in the same statement, the rows of ``rows_of`` and of
-    the neighbours (their ``columns``; none unless asked)."""
-    if settings.neighbour_span < 1:
+    """The seeds' adjacent rows and, in the same statement, the rows of ``rows_of`` and of
+    the adjacent rows (their ``columns``; none unless asked)."""
+    if settings.adjacent_span < 1:
         seeds = []
     if not seeds and not (columns and rows_of):
         return Around([], {})
     score = {seed.id: seed.score for seed in seeds}
-    params = corpus.bind(seed_ids=list(score), span=settings.neighbour_span)
-    window = (timedelta(seconds=settings.neighbour_window_s) if corpus.table is memories
+    params = corpus.bind(seed_ids=list(score), span=settings.adjacent_span)
+    window = (timedelta(seconds=settings.adjacent_window_s) if corpus.table is memories
               else None)
     dialect = conn.dialect.name
     statement: Select[Any] | CompoundSelect[Any]
@@ -81,9 +81,9 @@ async def neighbours(
     for row in await fetch_rows(conn, corpus, statement, params):
         if columns:
             rows[row.id] = row
-            if not seeds or row.neighbour_of is None:
+            if not seeds or row.adjacent_to is None:
                 continue
-            row = _Pair(row.neighbour_of, row.neighbour_of_place, row.id, row.neighbour_place)
+            row = _Pair(row.adjacent_to, row.adjacent_to_place, row.id, row.adjacent_place)
         if window is None or abs(row.place - row.seed_place) <= window:
             best[row.id] = max(best.get(row.id, 0.0), score[row.seed])
     return Around(sorted(best.items(), key=lambda item: (-item[1], str(item[0]))), rows)
@@ -163,16 +163,16 @@ def _rows(corpus: Corpus, columns: tuple[ColumnElement[Any], ...]) -> Select[Any
 def _pairs_and_rows(
     corpus: Corpus, dialect: str, columns: tuple[ColumnElement[Any], ...]
 ) -> Select[Any]:
-    """``columns`` of the rows ``rows_of`` and of the seeds' neighbours, each neighbour
-    once per seed it is near (``neighbour_of``, ``neighbour_of_place``,
-    ``neighbour_place``; NULL on a row that is no neighbour)."""
+    """``columns`` of the rows ``rows_of`` and of the seeds' adjacent rows, each
+    once per seed it is next to (``adjacent_to``, ``adjacent_to_place``,
+    ``adjacent_place``; NULL on a row adjacent to no seed)."""
     table = corpus.table
     pairs = _pairs(corpus, dialect).cte("pairs")
     wanted = union(select(pairs.c.id), _rows(corpus, (table.c.id,))).cte("wanted")
     mine = table.c.user_id == bindparam("corpus_user")
-    return (select(*columns, pairs.c.seed.label("neighbour_of"),
-                   pairs.c.seed_place.label("neighbour_of_place"),
-                   pairs.c.place.label("neighbour_place"))
+    return (select(*columns, pairs.c.seed.label("adjacent_to"),
+                   pairs.c.seed_place.label("adjacent_to_place"),
+                   pairs.c.place.label("adjacent_place"))
             .select_from(table.join(wanted, wanted.c.id == table.c.id)
                          .outerjoin(pairs, pairs.c.id == table.c.id))
             .where(mine))

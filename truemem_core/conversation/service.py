@@ -1,4 +1,4 @@
-"""The turn: ``get_context`` before the LLM call, ``record`` after it.
+"""``Conversation``, the turn: ``get_context`` before the LLM call, ``record`` after it.
 
 ``get_context`` runs its independent steps at once (embed, then search the
 memories and the past turns; load the session and the critical memories; detect
@@ -39,7 +39,7 @@ from truemem_core.language import (
     topic_of,
 )
 from truemem_core.memory import reads
-from truemem_core.memory.service import MemoryStore
+from truemem_core.memory.service import MemoryService
 from truemem_core.records import (
     ROLES,
     Context,
@@ -114,7 +114,7 @@ class Conversation:
     def __init__(
         self,
         db: Database,
-        memories: MemoryStore,
+        memories: MemoryService,
         tokens: TokenCounter,
         settings: Settings,
         on_queued: Callable[[list[str]], None],
@@ -242,14 +242,14 @@ class Conversation:
     ) -> list[RecalledTurn]:
         settings = self.settings if k is None else self.settings.replace(recall_k=k)
         async with self.db.autocommit() as conn:
-            return await recall(conn, self.memories.env.channels, user, session, text, vector,
+            return await recall(conn, self.memories.deps.channels, user, session, text, vector,
                                 settings, mode=mode, speaker=speaker)
 
     async def _syntheses(
         self, user: str, session: str, text: str, vector: Awaitable[Vector]
     ) -> list[ScoredSynthesis]:
         async with self.db.autocommit() as conn:
-            return await synthesis_store.search(conn, self.memories.env.channels, user,
+            return await synthesis_store.search(conn, self.memories.deps.channels, user,
                                                 session, text, vector, self.settings)
 
     async def _load_standing(self, user: str, session: str) -> tuple[SessionState, list[Memory]]:
