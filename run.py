@@ -5,6 +5,7 @@
     python3 run.py test [PYTEST ARGS]  ruff check, mypy, then pytest
     python3 run.py test --fast [ARGS]  the same, without the tests that need PostgreSQL,
                                        Redis, a browser or child processes
+    python3 run.py sizes               the classes and functions over the size limits
     python3 run.py COMMAND [ARGS...]   any other `truemem` command
     python3 run.py --help              this help
 
@@ -50,6 +51,8 @@ commands:
                        stopping at the first failure
   test --fast [ARGS]   the same, leaving out the tests marked postgres, redis,
                        browser or slow: the everyday loop (CI runs everything)
+  sizes                list the classes over 300 lines and functions over 60
+                       (a report: it never fails)
   COMMAND [ARGS...]    any other `truemem` command, e.g.
                        `python3 run.py memories list --user u1`
   -h, --help           show this help
@@ -207,6 +210,8 @@ def main(argv: Sequence[str]) -> int:
         print(USAGE, end="")
         return 0
     command, rest = argv[0], list(argv[1:])
+    if command == "sizes":  # standard library only: no .venv needed
+        return run([sys.executable, ROOT / "tools" / "sizes.py"])
     bootstrap()
     if command == "test":
         return run_tests(rest)

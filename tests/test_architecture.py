@@ -1,8 +1,8 @@
 """The layout keeps its promises (docs/architecture.md, whose table of the parts gives each
 unit's layer and imports as the code has them): layers import downwards only, modules
 import each other without cycles, adapters, the server and the CLI use the
-public API, the core imports no framework, and no class or function grows past what one
-reader holds."""
+public API, and the core imports no framework. (Long classes and functions are a
+report, not a test: `python3 run.py sizes`.)"""
 
 from __future__ import annotations
 
@@ -47,8 +47,6 @@ LAYERS: dict[str, int] = {
     "cli": 14,  # the `truemem` command, its demo and importers: an application on the core
 }
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "fastapi", "starlette")
-MAX_CLASS_LINES = 300
-MAX_FUNCTION_LINES = 60
 
 
 def _modules(root: Path) -> Iterator[Path]:
@@ -217,23 +215,6 @@ def test_every_module_says_its_job() -> None:
               for path in _modules(root)
               if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))]
     assert not silent, "modules without a docstring: " + ", ".join(silent)
-
-
-def test_no_class_or_function_outgrows_a_reader() -> None:
-    long = []
-    for root in (CORE, ADAPTERS, SERVER):
-        for path in _modules(root):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ClassDef):
-                    limit = MAX_CLASS_LINES
-                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    limit = MAX_FUNCTION_LINES
-                else:
-                    continue
-                size = (node.end_lineno or node.lineno) - node.lineno + 1
-                if size > limit:
-                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
-    assert not long, "\n".join(long)
 
 
 # The write transactions that take no user's lock, and why (docs/architecture.md, "One
