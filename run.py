@@ -2,7 +2,7 @@
 """TrueMem bootstrap: one entry point for the demo, the tests and the CLI.
 
     python3 run.py demo [ARGS...]      run the demo (`truemem demo`)
-    python3 run.py test [PYTEST ARGS]  ruff check, mypy, then pytest
+    python3 run.py test [PYTEST ARGS]  ruff check, mypy, then pytest (one worker per core)
     python3 run.py test --fast [ARGS]  the same, without the tests that need PostgreSQL,
                                        Redis, a browser or child processes
     python3 run.py sizes               the classes and functions over the size limits
@@ -48,7 +48,8 @@ usage: python3 run.py COMMAND [ARGS...]
 commands:
   demo [ARGS...]       run the TrueMem demo (`truemem demo`)
   test [PYTEST ARGS]   run `ruff check .`, `mypy`, then `pytest [PYTEST ARGS]`,
-                       stopping at the first failure
+                       stopping at the first failure; pytest runs one worker
+                       per core (pytest-xdist; `-n 0`: a single process)
   test --fast [ARGS]   the same, leaving out the tests marked postgres, redis,
                        browser or slow: the everyday loop (CI runs everything)
   sizes                list the classes over 300 lines and functions over 60
@@ -175,12 +176,17 @@ def exec_truemem(args: Sequence[str]) -> None:
 
 
 FAST = ["-m", "not postgres and not redis and not browser and not slow"]
+# pytest-xdist: one worker process per core, each with its own throw-away PostgreSQL and
+# Redis (tests/conftest.py); an idle worker takes tests queued for a busy one. Options
+# given after these win: `-n 0` runs every test in one process.
+PARALLEL = ["-n", "auto", "--dist", "worksteal"]
 
 
 def run_tests(pytest_args: Sequence[str]) -> int:
     env = venv_environment()
     if "--fast" in pytest_args:
         pytest_args = [*FAST, *(a for a in pytest_args if a != "--fast")]
+    pytest_args = [*PARALLEL, *pytest_args]
     steps: list[tuple[str, list[str | Path]]] = [
         ("ruff check .", [VENV_PYTHON, "-m", "ruff", "check", "."]),
         ("mypy", [VENV_PYTHON, "-m", "mypy"]),

@@ -30,6 +30,9 @@ from truemem_core.storage.schema import store_meta
 #   redis_url     (session) -> str   "redis://127.0.0.1:<port>/0"
 #
 # A service that cannot start FAILS the tests that need it (never skips).
+# Under pytest-xdist (`run.py test`) each worker is a session of its own and starts
+# its own servers; on external ones, workers keep apart by random database names
+# (PostgreSQL) and by database number (Redis, see ``redis_url``).
 # =========================================================================== #
 
 
@@ -92,10 +95,14 @@ def redis_server(request: pytest.FixtureRequest) -> Iterator[services.RedisServe
 
 @pytest.fixture(scope="session")
 def redis_url(request: pytest.FixtureRequest) -> str:
-    """``TRUEMEM_TEST_REDIS_URL`` if set, else the URL of the ``redis_server`` fixture."""
+    """``TRUEMEM_TEST_REDIS_URL`` if set, else the URL of the ``redis_server`` fixture.
+
+    With pytest-xdist each worker takes its own database of that Redis: the URL's
+    number plus the worker's (``gw1`` on ``…/0`` uses ``…/1``).
+    """
     external = os.environ.get(services.REDIS_URL_ENV)
     if external:
-        return external
+        return services.worker_redis_url(external, services.xdist_worker())
     server: services.RedisServer = request.getfixturevalue("redis_server")
     return server.url
 

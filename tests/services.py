@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -464,6 +465,24 @@ class RedisServer:
         process, self._process = self._process, None
         if process is not None:
             stop_process(process, timeout=10)
+
+
+def xdist_worker() -> int:
+    """The number of this pytest-xdist worker (``gw3`` is 3); 0 when the run has none."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+
+
+def worker_redis_url(url: str, worker: int) -> str:
+    """*url* on database ``N + worker``, N being the one *url* names (0 by default).
+
+    Parallel workers on one external Redis must not see each other's queues: a
+    test that empties its database would take another worker's jobs away.
+    """
+    from redis.connection import parse_url
+
+    database = int(parse_url(url).get("db", 0)) + worker
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path=f"/{database}"))
 
 
 def redis_hint() -> str:

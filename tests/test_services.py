@@ -116,3 +116,17 @@ def test_failure_message_has_a_fix_only_outside_ci(monkeypatch: pytest.MonkeyPat
     message = services.failure_message("Redis", "boom", "do this")
     assert "boom" in message
     assert "How to fix: do this" in message
+
+
+def test_each_xdist_worker_has_its_own_database_of_an_external_redis() -> None:
+    assert services.worker_redis_url("redis://127.0.0.1:6379/0", 0) == "redis://127.0.0.1:6379/0"
+    assert services.worker_redis_url("redis://h:6379", 1) == "redis://h:6379/1"
+    assert (services.worker_redis_url("rediss://:pw@h:6380/5?ssl_cert_reqs=none", 2)
+            == "rediss://:pw@h:6380/7?ssl_cert_reqs=none")
+
+
+def test_the_worker_number_comes_from_xdist(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    assert services.xdist_worker() == 3
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert services.xdist_worker() == 0
