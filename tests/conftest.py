@@ -129,8 +129,8 @@ def _restart_stopped_redis(request: pytest.FixtureRequest) -> Iterator[None]:
 BROWSER = ("tests/server/test_ui_browser.py",)
 SLOW = ("tests/faults/", "tests/server/test_serve.py", "tests/server/test_mcp.py",
         "tests/server/test_mcp_graph.py", "tests/server/test_openapi_fuzz.py",
-        "tests/test_docs.py", "tests/test_notebooks.py", "tests/test_worker_cli.py",
-        "tests/test_cli.py")
+        "tests/test_docs.py", "tests/test_notebooks.py", "tests/core/cli/test_worker_cli.py",
+        "tests/core/cli/test_cli.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from truemem_core import TrueMem
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from dedup_decisions import decide_all, load_pairs, scores
 
 # measured 2026-12-05: fold 0.952 / 0.870, supersede 1.000 / 0.933, close 1.000 / 0.906,

@@ -1,6 +1,6 @@
 """Fusion of the search channels and the per-user lexical scores, as properties.
 
-tests/test_hybrid_search.py checks worked examples; these check what must hold
+tests/core/search/test_hybrid_search.py checks worked examples; these check what must hold
 for any input: limits, order, determinism, ties.
 """
 

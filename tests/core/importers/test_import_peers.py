@@ -16,7 +16,7 @@ from truemem_core.cli import main
 from truemem_core.cli.importers.formats import parse
 from truemem_integrations.langgraph import TrueMemStore
 
-DATA = Path(__file__).parent / "data" / "import"
+DATA = Path(__file__).parents[2] / "data" / "import"
 
 
 def records(source: str, name: str, **options: object) -> list:  # type: ignore[type-arg]

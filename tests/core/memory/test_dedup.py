@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from truemem_core import Memory, Settings, TrueMem
 from truemem_core.memory import write
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from _common import fact_pool
 from dedup_decisions import readd
 

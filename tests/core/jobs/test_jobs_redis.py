@@ -23,7 +23,7 @@ from truemem_core import Settings, TrueMem
 from truemem_core.jobs.broker import QUEUE, JobQueue
 from truemem_core.storage.schema import jobs, messages
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[2]  # where scripted_llm.py is
 
 
 def wait_for(

@@ -14,7 +14,7 @@ import pytest
 
 from truemem_core import Settings, default_embedder
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from end_to_end import (
     Bench,
     beam_batches,

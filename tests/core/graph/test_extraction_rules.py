@@ -22,7 +22,7 @@ from truemem_core.graph.rules import graph_facts
 from truemem_core.graph.rules_mentions import USER
 from truemem_core.language.text import fold
 
-_DATA = Path(__file__).parent.parent / "data" / "graph_extraction.jsonl"
+_DATA = Path(__file__).parents[2] / "data" / "graph_extraction.jsonl"
 _ROWS = [json.loads(line) for line in _DATA.read_text().splitlines() if line.strip()]
 
 # split -> (entity precision, entity recall, relation precision, relation recall), measured

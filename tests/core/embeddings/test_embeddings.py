@@ -12,7 +12,7 @@ from truemem_core import InvalidInputError
 from truemem_core.embeddings import MiniLMEmbedder, default_embedder
 from truemem_core.embeddings.minilm_graph import load_weights
 
-REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
+REFERENCE = json.loads((Path(__file__).parents[2] / "data" / "minilm_reference.json").read_text())
 REFERENCE_VECTORS = np.asarray(REFERENCE["vectors"], dtype=np.float32)
 
 
