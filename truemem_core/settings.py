@@ -98,7 +98,7 @@ class Settings:
     them and the memories)."""
     context_token_budget: int = 1500
     """Tokens of retrieved facts and recalled turns in a context, packed best first
-    (explicit and critical memories come on top of it)."""
+    (explicit and critical memories, in every context, are paid for first)."""
     recall_turn_tokens: int = 150
     """Longest a recalled turn may be in the context: a longer message is searched and
     served by its passages (see passage_tokens), one recorded before it had any is cut

@@ -9,8 +9,10 @@ served and the other is not spent: a served fact stands for its turn, and a turn
 served whole for every fact extracted from it. Facts extracted from one turn say
 different things and are each served, and a turn served cut short ("…") may have
 lost the sentence a fact came from, so it stands for none. Explicit and critical
-memories are in every context whatever the budget; they only stand for their
-source turns.
+memories are in every context whatever the budget, and what their lines cost comes
+off it first (a standing instruction or allergy is what the model reads before
+anything retrieved; ten of them are a few hundred tokens a budget must not hide);
+they stand for their source turns.
 
 An item costs its line in the system prompt, line break included: the prompt's own
 count then finds those lines counted already (``CachedCounter.count_lines``).
@@ -98,7 +100,8 @@ class _Packing:
 
     def __init__(self, always: list[Memory], budget: int, turn_tokens: int,
                  count: Callable[[str], int]) -> None:
-        self.budget, self.turn_tokens, self.count = budget, turn_tokens, count
+        self.turn_tokens, self.count = turn_tokens, count
+        self.budget = budget - sum(count(fact_line(m) + "\n") for m in always)  # theirs first
         self.present = {m.id for m in always}
         self.stood_for = {m.source_message_id for m in always if m.source_message_id is not None}
         self.told: set[int] = set()  # turns served whole: they say what was extracted from them

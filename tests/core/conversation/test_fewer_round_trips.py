@@ -326,7 +326,8 @@ def jobs_by_rule(session: str, roles: list[str], ids: list[int], tokens: list[in
     if waiting + sum(tokens) > threshold:
         found[f"summarize:{ids[-1]}"] = ("summarize", {"session_id": session})
     if "user" in roles:
-        found[f"synthesize:{ids[-1]}"] = ("synthesize", {"session_id": session})
+        found[f"synthesize:{ids[-1]}"] = ("synthesize", {"session_id": session,
+                                                        "from_message_id": ids[0]})
     return found
 
 
