@@ -249,3 +249,23 @@ def test_every_writer_of_a_users_rows_takes_the_users_lock_first() -> None:
                     locking.append(f"{module}.{function.name}")
     assert unlocked <= UNLOCKED_WRITES
     assert locking == [], "lock through Database.writing, as its first statement"
+
+
+def _twins(owner: type) -> Iterator[tuple[str, Callable[..., object], Callable[..., object]]]:
+    for name in dir(owner):
+        if not name.startswith("_") and hasattr(owner, f"a{name}") and name != "close":
+            yield name, getattr(owner, name), getattr(owner, f"a{name}")
+
+
+def test_each_sync_method_is_derived_from_its_async_twin() -> None:
+    """One signature per operation: the sync method is ``sync_twin(a…)``, with the async
+    one's parameters and docstring, so help() and IDEs show the same call."""
+    import inspect
+
+    twins = list(_twins(truemem_core.TrueMem))
+    assert len(twins) > 10
+    for name, sync, coro in twins:
+        assert inspect.iscoroutinefunction(coro), name
+        assert getattr(sync, "__wrapped__", None) is coro, name
+        assert inspect.signature(sync) == inspect.signature(coro), name
+        assert sync.__doc__ == coro.__doc__ and sync.__name__ == name, name

@@ -8,13 +8,15 @@ connections therefore never cross loops.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from truemem_core.errors import ClosedError
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class LoopThread:
@@ -85,6 +87,32 @@ class LoopThread:
         if threading.current_thread() is not thread:
             thread.join(timeout=10)
         loop.close()
+
+
+class Bridged(Protocol):
+    """What holds a ``LoopThread``: ``TrueMem`` and its namespaces."""
+
+    @property
+    def _loop(self) -> LoopThread: ...
+
+
+B = TypeVar("B", bound=Bridged)
+
+
+def sync_twin(
+    amethod: Callable[Concatenate[B, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[B, P], T]:
+    """The sync method of an ``a``-prefixed async one: the same signature and docstring
+    (for mypy, IDEs and ``help()``), run on the owner's private loop. Each operation is
+    written once, as ``async def aname``; ``name = sync_twin(aname)`` follows it."""
+
+    @functools.wraps(amethod)
+    def method(self: B, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._loop.run(amethod(self, *args, **kwargs))
+
+    method.__name__ = amethod.__name__.removeprefix("a")
+    method.__qualname__ = amethod.__qualname__.removesuffix(amethod.__name__) + method.__name__
+    return method
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:

@@ -1,18 +1,19 @@
 """``TrueMem``: the public facade, every method sync and async (``a``-prefixed).
 
-Each pair is two one-line delegations to a service of the core (``_core.py``)
-running on TrueMem's private loop (``_bridge.py``); no body is written twice.
+Each operation is written once, as an async one-line delegation to a service of the
+core (``_core.py``) running on TrueMem's private loop; its sync twin is derived from
+it (``sync_twin``, ``_bridge.py``), so no signature is written twice.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
-from truemem_core._bridge import LoopThread
+from truemem_core._bridge import LoopThread, sync_twin
 from truemem_core._core import Core
 from truemem_core._graph_client import _Graph
 from truemem_core._items_client import _StoreItems
@@ -34,8 +35,6 @@ from truemem_core.records import (
 from truemem_core.search.filters import Mode as SearchMode
 from truemem_core.settings import Settings
 
-T = TypeVar("T")
-
 
 class _BulkMemory:
     """``TrueMem``'s bulk writes (a base class, so that ``TrueMem`` stays readable)."""
@@ -43,7 +42,7 @@ class _BulkMemory:
     _loop: LoopThread
     _core: Core
 
-    def add_memories(
+    async def aadd_memories(
         self,
         user_id: str,
         texts: Iterable[str | Mapping[str, Any]],
@@ -63,24 +62,10 @@ class _BulkMemory:
         item raises ``InvalidInputError`` and nothing is written. ``progress(done,
         total)`` is called after each batch.
         """
-        return self._loop.run(self._core.memories.add_many(
-            user_id, texts, importance=importance, kind=kind, source=source,
-            batch_size=batch_size, progress=progress))
-
-    async def aadd_memories(
-        self,
-        user_id: str,
-        texts: Iterable[str | Mapping[str, Any]],
-        *,
-        importance: int | None = None,
-        kind: Kind | None = None,
-        source: Source = "manual",
-        batch_size: int = 256,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> list[Memory]:
         return await self._loop.arun(self._core.memories.add_many(
             user_id, texts, importance=importance, kind=kind, source=source,
             batch_size=batch_size, progress=progress))
+    add_memories = sync_twin(aadd_memories)
 
 
 class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
@@ -123,21 +108,15 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
 
     # -- lifecycle ---------------------------------------------------------------
 
-    def _run(self, work: Coroutine[Any, Any, T]) -> T:
-        return self._loop.run(work)
-
-    async def _arun(self, work: Coroutine[Any, Any, T]) -> T:
-        return await self._loop.arun(work)
-
     def close(self) -> None:
         """Finish background work of this process, close the database; idempotent."""
         if not self._loop.closed:
-            self._run(self._core.close())
+            self._loop.run(self._core.close())
             self._loop.stop()
 
     async def aclose(self) -> None:
         if not self._loop.closed:
-            await self._arun(self._core.close())
+            await self._loop.arun(self._core.close())
             self._loop.stop()
 
     def __enter__(self) -> Self:
@@ -154,74 +133,47 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
 
     # -- the two calls ------------------------------------------------------------
 
-    def get_context(self, user_id: str, session_id: str, message: str) -> Context:
-        return self._run(self._core.conversation.get_context(user_id, session_id, message))
-
     async def aget_context(self, user_id: str, session_id: str, message: str) -> Context:
-        return await self._arun(self._core.conversation.get_context(user_id, session_id, message))
-
-    def record(
-        self, user_id: str, session_id: str, user_message: str, assistant_message: str
-    ) -> Recorded:
-        return self._run(
-            self._core.conversation.record(user_id, session_id, user_message, assistant_message))
+        return await self._loop.arun(
+            self._core.conversation.get_context(user_id, session_id, message))
+    get_context = sync_twin(aget_context)
 
     async def arecord(
         self, user_id: str, session_id: str, user_message: str, assistant_message: str
     ) -> Recorded:
-        return await self._arun(
+        return await self._loop.arun(
             self._core.conversation.record(user_id, session_id, user_message, assistant_message))
+    record = sync_twin(arecord)
 
-    def record_messages(
+    async def arecord_messages(
         self, user_id: str, session_id: str,
         messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
     ) -> list[int | None]:
         """Record ``(role, content)`` messages (roles: user, assistant, system) in order;
         ``(role, content, said_at)``, ``said_at`` timezone-aware, dates one said earlier.
         Returns their ids; a message with no visible character is skipped (None)."""
-        return self._run(self._core.conversation.record_messages(user_id, session_id, messages))
-
-    async def arecord_messages(
-        self, user_id: str, session_id: str,
-        messages: Sequence[tuple[str, str] | tuple[str, str, datetime]],
-    ) -> list[int | None]:
-        return await self._arun(
+        return await self._loop.arun(
             self._core.conversation.record_messages(user_id, session_id, messages))
-
-    def drain(self, timeout: float = 30.0) -> None:
-        """Block until the background work this instance queued is done."""
-        self._run(self._core.drain(timeout))
+    record_messages = sync_twin(arecord_messages)
 
     async def adrain(self, timeout: float = 30.0) -> None:
-        await self._arun(self._core.drain(timeout))
+        """Block until the background work this instance queued is done."""
+        await self._loop.arun(self._core.drain(timeout))
+    drain = sync_twin(adrain)
 
     def serve_jobs(self, threads: int = 2) -> None:
         """Run background jobs from the broker in this process until interrupted."""
-        self._run(self._core.jobs.serve(threads))
+        self._loop.run(self._core.jobs.serve(threads))
 
-    def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+    async def areembed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Recompute every vector with this instance's embedder; returns how many.
 
         The way out of ``EmbedderMismatchError`` after switching embedding models.
         """
-        return self._run(self._core.reembed(progress))
-
-    async def areembed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        return await self._arun(self._core.reembed(progress))
+        return await self._loop.arun(self._core.reembed(progress))
+    reembed = sync_twin(areembed)
 
     # -- long-term memory --------------------------------------------------------
-
-    def add_memory(
-        self,
-        user_id: str,
-        text: str,
-        *,
-        importance: int | None = None,
-        kind: Kind | None = None,
-        source: Source = "manual",
-    ) -> Memory:
-        return self._run(self._core.memories.add(
-            user_id, text, importance=importance, kind=kind, source=source))
 
     async def aadd_memory(
         self,
@@ -232,56 +184,39 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         kind: Kind | None = None,
         source: Source = "manual",
     ) -> Memory:
-        return await self._arun(self._core.memories.add(
+        return await self._loop.arun(self._core.memories.add(
             user_id, text, importance=importance, kind=kind, source=source))
-
-    def list_memories(
-        self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
-        valid_at: datetime | None = None,
-    ) -> list[Memory]:
-        return self._run(self._core.memories.list_memories(
-            user_id, include_archived=include_archived, as_of=as_of, valid_at=valid_at))
+    add_memory = sync_twin(aadd_memory)
 
     async def alist_memories(
         self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
         valid_at: datetime | None = None,
     ) -> list[Memory]:
-        return await self._arun(self._core.memories.list_memories(
+        return await self._loop.arun(self._core.memories.list_memories(
             user_id, include_archived=include_archived, as_of=as_of, valid_at=valid_at))
-
-    def get_memory(self, user_id: str, memory_id: str) -> Memory:
-        return self._run(self._core.memories.get(user_id, memory_id))
+    list_memories = sync_twin(alist_memories)
 
     async def aget_memory(self, user_id: str, memory_id: str) -> Memory:
-        return await self._arun(self._core.memories.get(user_id, memory_id))
-
-    def update_memory(
-        self, user_id: str, memory_id: str, *, text: str | None = None,
-        importance: int | None = None,
-    ) -> Memory:
-        return self._run(
-            self._core.memories.update(user_id, memory_id, text=text, importance=importance))
+        return await self._loop.arun(self._core.memories.get(user_id, memory_id))
+    get_memory = sync_twin(aget_memory)
 
     async def aupdate_memory(
         self, user_id: str, memory_id: str, *, text: str | None = None,
         importance: int | None = None,
     ) -> Memory:
-        return await self._arun(
+        return await self._loop.arun(
             self._core.memories.update(user_id, memory_id, text=text, importance=importance))
-
-    def delete_memory(self, user_id: str, memory_id: str) -> None:
-        self._run(self._core.memories.delete(user_id, memory_id))
+    update_memory = sync_twin(aupdate_memory)
 
     async def adelete_memory(self, user_id: str, memory_id: str) -> None:
-        await self._arun(self._core.memories.delete(user_id, memory_id))
-
-    def history(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
-        return self._run(self._core.memories.history(user_id, memory_id))
+        await self._loop.arun(self._core.memories.delete(user_id, memory_id))
+    delete_memory = sync_twin(adelete_memory)
 
     async def ahistory(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
-        return await self._arun(self._core.memories.history(user_id, memory_id))
+        return await self._loop.arun(self._core.memories.history(user_id, memory_id))
+    history = sync_twin(ahistory)
 
-    def search(
+    async def asearch(
         self,
         user_id: str,
         query: str,
@@ -303,69 +238,38 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         ``state`` (default active and ephemeral; ``include_archived`` adds
         archived), ``created_after`` (inclusive) / ``created_before`` (exclusive),
         ``as_of`` / ``valid_at`` (time travel, docs/graph.md)."""
-        return self._run(self._core.memories.search(
+        return await self._loop.arun(self._core.memories.search(
             user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
             state=state, created_after=created_after, created_before=created_before,
             include_archived=include_archived, as_of=as_of, valid_at=valid_at))
-
-    async def asearch(
-        self,
-        user_id: str,
-        query: str,
-        *,
-        k: int | None = None,
-        mode: SearchMode = "hybrid",
-        kind: Kind | Collection[Kind] | None = None,
-        min_importance: int | None = None,
-        state: State | Collection[State] | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        include_archived: bool = False, as_of: datetime | None = None,
-        valid_at: datetime | None = None,
-    ) -> list[ScoredMemory]:
-        return await self._arun(self._core.memories.search(
-            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
-            state=state, created_after=created_after, created_before=created_before,
-            include_archived=include_archived, as_of=as_of, valid_at=valid_at))
-
-    def feedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
-        """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""
-        return self._run(self._core.memories.feedback(user_id, memory_id, verdict))
+    search = sync_twin(asearch)
 
     async def afeedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:
-        return await self._arun(self._core.memories.feedback(user_id, memory_id, verdict))
+        """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""
+        return await self._loop.arun(self._core.memories.feedback(user_id, memory_id, verdict))
+    feedback = sync_twin(afeedback)
 
-    def maintain(self, user_id: str) -> dict[str, str]:
+    async def amaintain(self, user_id: str) -> dict[str, str]:
         """Recompute the user's dynamic scores and lifecycle states, then prune.
 
         Runs in the background after every recorded exchange; returns
         ``{memory_id: new_state}`` for the memories that changed state.
         """
-        return self._run(self._core.memories.maintain(user_id))
-
-    async def amaintain(self, user_id: str) -> dict[str, str]:
-        return await self._arun(self._core.memories.maintain(user_id))
-
-    def prune(self, user_id: str) -> list[str]:
-        return self._run(self._core.memories.prune(user_id))
+        return await self._loop.arun(self._core.memories.maintain(user_id))
+    maintain = sync_twin(amaintain)
 
     async def aprune(self, user_id: str) -> list[str]:
-        return await self._arun(self._core.memories.prune(user_id))
-
-    def erase_user(self, user_id: str) -> int:
-        return self._run(self._core.users.erase_user(user_id))
+        return await self._loop.arun(self._core.memories.prune(user_id))
+    prune = sync_twin(aprune)
 
     async def aerase_user(self, user_id: str) -> int:
-        return await self._arun(self._core.users.erase_user(user_id))
-
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        return self._run(self._core.users.export_user(user_id))
+        return await self._loop.arun(self._core.users.erase_user(user_id))
+    erase_user = sync_twin(aerase_user)
 
     async def aexport_user(self, user_id: str) -> dict[str, Any]:
-        return await self._arun(self._core.users.export_user(user_id))
-
-    def import_user(self, user_id: str, data: Mapping[str, Any]) -> list[Memory]:
-        return self._run(self._core.users.import_user(user_id, data))
+        return await self._loop.arun(self._core.users.export_user(user_id))
+    export_user = sync_twin(aexport_user)
 
     async def aimport_user(self, user_id: str, data: Mapping[str, Any]) -> list[Memory]:
-        return await self._arun(self._core.users.import_user(user_id, data))
+        return await self._loop.arun(self._core.users.import_user(user_id, data))
+    import_user = sync_twin(aimport_user)

@@ -3,8 +3,8 @@
 A store item is a JSON document at a namespace (a tuple of labels) and a key, owned
 by one user and indexed by one of the user's memories, whose text is what the caller
 chose to embed: what ``truemem_integrations.langgraph.TrueMemStore`` is built on.
-Every method is sync with an ``a``-prefixed async twin, each a one-line delegation to
-``ItemService`` (``truemem_core/memory/item_service.py``).
+Every operation is an async one-line delegation to ``ItemService``
+(``truemem_core/memory/item_service.py``), its sync twin derived.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from truemem_core._bridge import LoopThread
+from truemem_core._bridge import LoopThread, sync_twin
 from truemem_core._core import Core
 from truemem_core.memory.items import StoreItem
 from truemem_core.memory.peer_import import ImportReport, PeerRecord
@@ -22,7 +22,7 @@ class _StoreItems:
     _loop: LoopThread
     _core: Core
 
-    def put_item(
+    async def aput_item(
         self, user_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
         text: str | None = None, importance: int | None = None,
     ) -> StoreItem:
@@ -31,32 +31,22 @@ class _StoreItems:
         ``text``: what indexes the item, kept as one of the user's memories (a put that
         changes it updates that memory, with history); None: not indexed (a memory that
         indexed the item before is deleted). Labels hold no ``.``."""
-        return self._loop.run(self._core.items.put(
-            user_id, namespace, key, value, text=text, importance=importance))
-
-    async def aput_item(
-        self, user_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
-        text: str | None = None, importance: int | None = None,
-    ) -> StoreItem:
         return await self._loop.arun(self._core.items.put(
             user_id, namespace, key, value, text=text, importance=importance))
-
-    def get_item(self, user_id: str, namespace: Sequence[str], key: str) -> StoreItem | None:
-        return self._loop.run(self._core.items.get(user_id, namespace, key))
+    put_item = sync_twin(aput_item)
 
     async def aget_item(
         self, user_id: str, namespace: Sequence[str], key: str
     ) -> StoreItem | None:
         return await self._loop.arun(self._core.items.get(user_id, namespace, key))
-
-    def delete_item(self, user_id: str, namespace: Sequence[str], key: str) -> None:
-        """Delete the item and the memory that indexes it; an absent item is no error."""
-        self._loop.run(self._core.items.delete(user_id, namespace, key))
+    get_item = sync_twin(aget_item)
 
     async def adelete_item(self, user_id: str, namespace: Sequence[str], key: str) -> None:
+        """Delete the item and the memory that indexes it; an absent item is no error."""
         await self._loop.arun(self._core.items.delete(user_id, namespace, key))
+    delete_item = sync_twin(adelete_item)
 
-    def search_items(
+    async def asearch_items(
         self, namespace_prefix: Sequence[str], *, user_id: str | None = None,
         query: str | None = None, filter: Mapping[str, Any] | None = None,
         limit: int = 10, offset: int = 0,
@@ -66,27 +56,17 @@ class _StoreItems:
         with its score. Without: every item under the prefix (of one user, or of all),
         most recently updated first. ``filter``: ``{field: value}`` or ``{field:
         {"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": value}}`` on the value's fields."""
-        return self._loop.run(self._core.items.search(
-            namespace_prefix, user_id=user_id, query=query, filter=filter, limit=limit,
-            offset=offset))
-
-    async def asearch_items(
-        self, namespace_prefix: Sequence[str], *, user_id: str | None = None,
-        query: str | None = None, filter: Mapping[str, Any] | None = None,
-        limit: int = 10, offset: int = 0,
-    ) -> list[StoreItem]:
         return await self._loop.arun(self._core.items.search(
             namespace_prefix, user_id=user_id, query=query, filter=filter, limit=limit,
             offset=offset))
-
-    def item_namespaces(self) -> list[tuple[str, ...]]:
-        """Every namespace that holds an item, of every user, sorted."""
-        return self._loop.run(self._core.items.namespaces())
+    search_items = sync_twin(asearch_items)
 
     async def aitem_namespaces(self) -> list[tuple[str, ...]]:
+        """Every namespace that holds an item, of every user, sorted."""
         return await self._loop.arun(self._core.items.namespaces())
+    item_namespaces = sync_twin(aitem_namespaces)
 
-    def import_records(
+    async def aimport_records(
         self, records: Sequence[PeerRecord], *, dry_run: bool = False,
         progress: Callable[[int, int], None] | None = None, batch_size: int = 256,
     ) -> ImportReport:
@@ -94,12 +74,6 @@ class _StoreItems:
         fact does (dedup, admission), keeping its times, and a store item at its origin's
         namespace and key, so that importing the same records again writes nothing.
         ``batch_size`` records commit together (memories and items in one transaction)."""
-        return self._loop.run(self._core.peers.run(records, dry_run=dry_run,
-                                                   progress=progress, batch_size=batch_size))
-
-    async def aimport_records(
-        self, records: Sequence[PeerRecord], *, dry_run: bool = False,
-        progress: Callable[[int, int], None] | None = None, batch_size: int = 256,
-    ) -> ImportReport:
         return await self._loop.arun(self._core.peers.run(
             records, dry_run=dry_run, progress=progress, batch_size=batch_size))
+    import_records = sync_twin(aimport_records)

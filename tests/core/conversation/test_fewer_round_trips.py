@@ -273,7 +273,7 @@ def test_sqlite_makes_one_trip_to_its_thread_per_statement(
         event.remove(engine, "before_cursor_execute", seen)
         # a statement that fails inside a transaction: the error is typed, nothing stays
         with pytest.raises(StorageError):
-            memory._run(_insert_twice(memory, stored.id))
+            memory._loop.run(_insert_twice(memory, stored.id))
         assert [m.text for m in memory.list_memories("ana")].count(
             "Runs a marathon every spring") == 1
     served = [*(m.text for m in context.facts), *(t.content for t in context.recalled)]

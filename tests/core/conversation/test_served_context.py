@@ -258,7 +258,7 @@ def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
                                     memory._core.embedder.embed(["the Kyoto contract"])[0],
                                     settings)
 
-        turns = {turn.content[:14]: turn for turn in memory._run(recalled())}
+        turns = {turn.content[:14]: turn for turn in memory._loop.run(recalled())}
         context = memory.get_context("ana", "now", "the Kyoto contract clause77")
     head = turns["Kyoto contract"]
     assert head.content == said[:3200]  # 32 characters a token
