@@ -362,7 +362,7 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace,
         chats, result.sessions_load_seconds = load_chats(
             engine, data, args, lines, settings.recent_messages,
             TiktokenCounter(settings.token_encoding), label)
-        state = memory.get_session(chats[0].user_id, chats[0].current)
+        state = memory.sessions.get(chats[0].user_id, chats[0].current)
         folded = args.messages > settings.recent_messages
         if (len(state.recent) != min(args.messages, settings.recent_messages)
                 or (state.summary is not None) != folded):

@@ -11,8 +11,8 @@ causal. Graph rows are bulk-inserted with SQLAlchemy Core into the tables of
   extraction job takes) for one new memory's facts (two entities named, one observation,
   one relation), each call in its own transaction on an engine of its own, as the job
   runs it; per call and per fact (the call over its three facts: entity lookups included);
-* ``TrueMem.causes(user, entity, depth=3)`` on entities with causes, and
-  ``TrueMem.path(user, a, b)`` (max 6 hops, either direction) between two random entities
+* ``memory.graph.causes(user, entity, depth=3)`` on entities with causes, and
+  ``memory.graph.path(user, a, b)`` (max 6 hops, either direction) between two random entities
   of a user: wall time p50 / p95 through the public API.
 
     .venv/bin/python benchmarks/graph.py                      # 1,000 x 150, both backends
@@ -236,11 +236,11 @@ def time_reads(memory: Any, names: dict[str, list[str]], caused: dict[str, list[
     for n in range(args.warmup + args.queries):
         user = rng.choice(users)
         began = time.perf_counter()
-        chain = memory.causes(user, rng.choice(caused[user]), depth=3)
+        chain = memory.graph.causes(user, rng.choice(caused[user]), depth=3)
         elapsed = time.perf_counter() - began
         a, b = rng.sample(names[user], 2)
         began = time.perf_counter()
-        route = memory.path(user, a, b)
+        route = memory.graph.path(user, a, b)
         if n >= args.warmup:
             causes.append(elapsed)
             paths.append(time.perf_counter() - began)

@@ -25,12 +25,12 @@ def time_batches(url: str, sizes: list[int]) -> list[float]:
     """Seconds of one ``add_relations`` call per size (each for a fresh user)."""
     seconds = []
     with TrueMem(url) as memory:
-        memory.add_entities("warm-up", [{"name": "x", "type": "thing"}])
+        memory.graph.add_entities("warm-up", [{"name": "x", "type": "thing"}])
         for n in sizes:
             batch = [{"source": f"person {n} {i}", "type": "knows", "target": f"friend {n} {i}"}
                      for i in range(n)]
             began = time.perf_counter()
-            added = memory.add_relations(f"user-{n}", batch)
+            added = memory.graph.add_relations(f"user-{n}", batch)
             seconds.append(time.perf_counter() - began)
             assert len(added) == n
     return seconds

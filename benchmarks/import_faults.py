@@ -126,7 +126,7 @@ def waiting(conn: Connection) -> int:
 def snapshot(url: str, user: str) -> Counter[Any]:
     """What an import left for ``user``, as a multiset of comparable facts."""
     with TrueMem(url, preload=False) as memory:
-        memory.maintain(user)  # states after the lifecycle, which reads created_at
+        memory.admin.maintain(user)  # states after the lifecycle, which reads created_at
     engine = create_engine(sync_url(url), poolclass=NullPool)
     try:
         with engine.connect() as conn:

@@ -3,7 +3,7 @@
 Tests that must look at rows no public API shows (job statuses, the summary
 bookkeeping, admission rejections) or put a store in a state no API reaches
 (a job back to pending, memories aged by months) open a short-lived synchronous
-engine on ``TrueMem.database_url``. The async drivers are swapped for their
+engine on ``memory.admin.database_url``. The async drivers are swapped for their
 synchronous side: ``sqlite+aiosqlite`` becomes ``sqlite``; ``postgresql+psycopg``
 is psycopg 3, which is synchronous too.
 """
@@ -34,7 +34,7 @@ def sync_url(database_url: str) -> str:
 
 
 def _url(store: TrueMem | str) -> str:
-    return store.database_url if isinstance(store, TrueMem) else store
+    return store.admin.database_url if isinstance(store, TrueMem) else store
 
 
 @contextmanager

@@ -41,7 +41,7 @@ LAYERS: dict[str, int] = {
     "jobs": 8,
     "_users": 9,
     "_core": 10,
-    "_graph_client": 11, "_items_client": 11, "_sessions_client": 11, "_users_client": 11,
+    "_graph_client": 11, "_items_client": 11, "_sessions_client": 11, "_admin_client": 11,
     "_client": 12,
     "__init__": 13,
     "cli": 14,  # the `truemem` command, its demo and importers: an application on the core
@@ -251,19 +251,41 @@ def test_every_writer_of_a_users_rows_takes_the_users_lock_first() -> None:
     assert locking == [], "lock through Database.writing, as its first statement"
 
 
+def _namespaces(memory: truemem_core.TrueMem) -> dict[str, object]:
+    return {name: value for name, value in vars(memory).items() if not name.startswith("_")}
+
+
+def test_the_front_door_is_small(tmp_path: Path) -> None:
+    """``TrueMem`` keeps the calls every application makes (a sync and an async twin
+    count as two); topics are namespaces (``memory.graph`` …), each counted as one."""
+    memory = truemem_core.TrueMem(tmp_path / "front.db", preload=False)  # no I/O yet
+    try:
+        namespaces = _namespaces(memory)
+        own = [name for name in dir(truemem_core.TrueMem) if not name.startswith("_")]
+        assert sorted(namespaces) == ["admin", "graph", "items", "sessions", "syntheses"]
+        assert len(own) + len(namespaces) <= 40, own
+    finally:
+        memory.close()
+
+
 def _twins(owner: type) -> Iterator[tuple[str, Callable[..., object], Callable[..., object]]]:
     for name in dir(owner):
         if not name.startswith("_") and hasattr(owner, f"a{name}") and name != "close":
             yield name, getattr(owner, name), getattr(owner, f"a{name}")
 
 
-def test_each_sync_method_is_derived_from_its_async_twin() -> None:
+def test_each_sync_method_is_derived_from_its_async_twin(tmp_path: Path) -> None:
     """One signature per operation: the sync method is ``sync_twin(a…)``, with the async
     one's parameters and docstring, so help() and IDEs show the same call."""
     import inspect
 
-    twins = list(_twins(truemem_core.TrueMem))
-    assert len(twins) > 10
+    memory = truemem_core.TrueMem(tmp_path / "twins.db", preload=False)
+    try:
+        owners = [truemem_core.TrueMem, *(type(n) for n in _namespaces(memory).values())]
+    finally:
+        memory.close()
+    twins = [twin for owner in owners for twin in _twins(owner)]
+    assert len(twins) > 40
     for name, sync, coro in twins:
         assert inspect.iscoroutinefunction(coro), name
         assert getattr(sync, "__wrapped__", None) is coro, name

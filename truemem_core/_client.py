@@ -1,5 +1,9 @@
 """``TrueMem``: the public facade, every method sync and async (``a``-prefixed).
 
+The calls every application makes sit on ``TrueMem``; topics are namespaces on the same
+core and loop: ``memory.graph``, ``memory.sessions``, ``memory.syntheses``,
+``memory.items`` and ``memory.admin`` (``_graph_client.py`` …).
+
 Each operation is written once, as an async one-line delegation to a service of the
 core (``_core.py``) running on TrueMem's private loop; its sync twin is derived from
 it (``sync_twin``, ``_bridge.py``), so no signature is written twice.
@@ -13,12 +17,12 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
+from truemem_core._admin_client import AdminNamespace
 from truemem_core._bridge import LoopThread, sync_twin
 from truemem_core._core import Core
-from truemem_core._graph_client import _Graph
-from truemem_core._items_client import _StoreItems
-from truemem_core._sessions_client import _Sessions
-from truemem_core._users_client import _UserList
+from truemem_core._graph_client import GraphNamespace
+from truemem_core._items_client import ItemsNamespace
+from truemem_core._sessions_client import SessionsNamespace, SynthesesNamespace
 from truemem_core.embeddings import Embedder, TokenCounter
 from truemem_core.language import LLM
 from truemem_core.records import (
@@ -36,39 +40,7 @@ from truemem_core.search.filters import Mode as SearchMode
 from truemem_core.settings import Settings
 
 
-class _BulkMemory:
-    """``TrueMem``'s bulk writes (a base class, so that ``TrueMem`` stays readable)."""
-
-    _loop: LoopThread
-    _core: Core
-
-    async def aadd_memories(
-        self,
-        user_id: str,
-        texts: Iterable[str | Mapping[str, Any]],
-        *,
-        importance: int | None = None,
-        kind: Kind | None = None,
-        source: Source = "manual",
-        batch_size: int = 256,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> list[Memory]:
-        """``add_memory`` of each text in order, embedded and written in batches.
-
-        An item is a text or a mapping ``{"text": ..., "importance": ..., "kind": ...}``
-        whose keys override ``importance`` and ``kind`` for that item. Returns one
-        ``Memory`` per item, as ``add_memory`` would have returned it (a restatement
-        returns the memory it folded into). Every item is checked first: one bad
-        item raises ``InvalidInputError`` and nothing is written. ``progress(done,
-        total)`` is called after each batch.
-        """
-        return await self._loop.arun(self._core.memories.add_many(
-            user_id, texts, importance=importance, kind=kind, source=source,
-            batch_size=batch_size, progress=progress))
-    add_memories = sync_twin(aadd_memories)
-
-
-class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
+class TrueMem:
     """Long-term memory for LLM applications.
 
     ``database_url``: a SQLite path or URL, or a PostgreSQL URL (default:
@@ -79,7 +51,9 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
     processes; without it they run in this process. ``preload=False``: the model and
     token tables load when first needed, not in the first call (one-shot scripts).
 
-    After ``close()`` every call raises ``ClosedError``; open a new ``TrueMem``.
+    Topics are namespaces, each method with its ``a``-prefixed twin: ``graph``,
+    ``sessions``, ``syntheses``, ``items`` and ``admin`` (an operator's calls). After
+    ``close()`` every call raises ``ClosedError``; open a new ``TrueMem``.
     """
 
     def __init__(
@@ -97,14 +71,15 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         self._core = Core(self._loop, database_url, embedder=embedder, settings=settings,
                           token_counter=token_counter, llm=llm, redis_url=redis_url,
                           preload=preload)
+        self.graph = GraphNamespace(self._loop, self._core)
+        self.sessions = SessionsNamespace(self._loop, self._core)
+        self.syntheses = SynthesesNamespace(self._loop, self._core)
+        self.items = ItemsNamespace(self._loop, self._core)
+        self.admin = AdminNamespace(self._loop, self._core)
 
     @property
     def settings(self) -> Settings:
         return self._core.settings
-
-    @property
-    def database_url(self) -> str:
-        return self._core.url
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -161,18 +136,6 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         await self._loop.arun(self._core.drain(timeout))
     drain = sync_twin(adrain)
 
-    def serve_jobs(self, threads: int = 2) -> None:
-        """Run background jobs from the broker in this process until interrupted."""
-        self._loop.run(self._core.jobs.serve(threads))
-
-    async def areembed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Recompute every vector with this instance's embedder; returns how many.
-
-        The way out of ``EmbedderMismatchError`` after switching embedding models.
-        """
-        return await self._loop.arun(self._core.reembed(progress))
-    reembed = sync_twin(areembed)
-
     # -- long-term memory --------------------------------------------------------
 
     async def aadd_memory(
@@ -187,6 +150,31 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         return await self._loop.arun(self._core.memories.add(
             user_id, text, importance=importance, kind=kind, source=source))
     add_memory = sync_twin(aadd_memory)
+
+    async def aadd_memories(
+        self,
+        user_id: str,
+        texts: Iterable[str | Mapping[str, Any]],
+        *,
+        importance: int | None = None,
+        kind: Kind | None = None,
+        source: Source = "manual",
+        batch_size: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Memory]:
+        """``add_memory`` of each text in order, embedded and written in batches.
+
+        An item is a text or a mapping ``{"text": ..., "importance": ..., "kind": ...}``
+        whose keys override ``importance`` and ``kind`` for that item. Returns one
+        ``Memory`` per item, as ``add_memory`` would have returned it (a restatement
+        returns the memory it folded into). Every item is checked first: one bad
+        item raises ``InvalidInputError`` and nothing is written. ``progress(done,
+        total)`` is called after each batch.
+        """
+        return await self._loop.arun(self._core.memories.add_many(
+            user_id, texts, importance=importance, kind=kind, source=source,
+            batch_size=batch_size, progress=progress))
+    add_memories = sync_twin(aadd_memories)
 
     async def alist_memories(
         self, user_id: str, *, include_archived: bool = False, as_of: datetime | None = None,
@@ -248,19 +236,6 @@ class TrueMem(_BulkMemory, _Sessions, _Graph, _StoreItems, _UserList):
         """Mark a memory "helpful", "irrelevant" or "wrong"; it moves its dynamic score."""
         return await self._loop.arun(self._core.memories.feedback(user_id, memory_id, verdict))
     feedback = sync_twin(afeedback)
-
-    async def amaintain(self, user_id: str) -> dict[str, str]:
-        """Recompute the user's dynamic scores and lifecycle states, then prune.
-
-        Runs in the background after every recorded exchange; returns
-        ``{memory_id: new_state}`` for the memories that changed state.
-        """
-        return await self._loop.arun(self._core.memories.maintain(user_id))
-    maintain = sync_twin(amaintain)
-
-    async def aprune(self, user_id: str) -> list[str]:
-        return await self._loop.arun(self._core.memories.prune(user_id))
-    prune = sync_twin(aprune)
 
     async def aerase_user(self, user_id: str) -> int:
         return await self._loop.arun(self._core.users.erase_user(user_id))

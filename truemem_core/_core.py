@@ -97,3 +97,12 @@ class Core:
             await self.db.close()
         finally:
             await asyncio.to_thread(offload.release)
+
+
+class Namespace:
+    """A topic of ``TrueMem``'s calls (``memory.graph``, ``memory.items``…): async
+    methods on the core, each with its derived sync twin, on ``TrueMem``'s loop."""
+
+    def __init__(self, loop: LoopThread, core: Core) -> None:
+        self._loop = loop
+        self._core = core

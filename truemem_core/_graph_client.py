@@ -1,4 +1,4 @@
-"""``TrueMem``'s knowledge graph (a base class, so that ``TrueMem`` stays readable).
+"""``memory.graph``: the knowledge graph's calls (``GraphNamespace``).
 
 Every operation is an async one-line delegation to ``GraphService``
 (``truemem_core/graph/service.py``), its sync twin derived. Entities are named by
@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from truemem_core._bridge import LoopThread, sync_twin
-from truemem_core._core import Core
+from truemem_core._bridge import sync_twin
+from truemem_core._core import Namespace
 from truemem_core.graph.records import Entity, Graph, Hop, Observation, Relation
 from truemem_core.graph.service import EntityInput, ObservationInput, RelationInput
 
 
-class _Graph:
-    _loop: LoopThread
-    _core: Core
+class GraphNamespace(Namespace):
+    """``memory.graph``: entities, their observations and relations, and traversals."""
 
     # -- writes --------------------------------------------------------------------
 
@@ -154,7 +153,7 @@ class _Graph:
             user_id, a, b, max_depth=max_depth, as_of=as_of, valid_at=valid_at))
     path = sync_twin(apath)
 
-    async def agraph(
+    async def aget(
         self, user_id: str, *, as_of: datetime | None = None, valid_at: datetime | None = None,
         limit: int | None = None, offset: int = 0,
     ) -> Graph:
@@ -164,4 +163,4 @@ class _Graph:
         one instant while the graph changes."""
         return await self._loop.arun(self._core.graph.graph(
             user_id, as_of=as_of, valid_at=valid_at, limit=limit, offset=offset))
-    graph = sync_twin(agraph)
+    get = sync_twin(aget)

@@ -1,4 +1,4 @@
-"""``TrueMem``'s store items (a base class, so that ``TrueMem`` stays readable).
+"""``memory.items``: store items (``ItemsNamespace``).
 
 A store item is a JSON document at a namespace (a tuple of labels) and a key, owned
 by one user and indexed by one of the user's memories, whose text is what the caller
@@ -12,17 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from truemem_core._bridge import LoopThread, sync_twin
-from truemem_core._core import Core
+from truemem_core._bridge import sync_twin
+from truemem_core._core import Namespace
 from truemem_core.memory.items import StoreItem
 from truemem_core.memory.peer_import import ImportReport, PeerRecord
 
 
-class _StoreItems:
-    _loop: LoopThread
-    _core: Core
+class ItemsNamespace(Namespace):
+    """``memory.items``: JSON documents at a namespace and key, indexed by a memory."""
 
-    async def aput_item(
+    async def aput(
         self, user_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
         text: str | None = None, importance: int | None = None,
     ) -> StoreItem:
@@ -33,20 +32,20 @@ class _StoreItems:
         indexed the item before is deleted). Labels hold no ``.``."""
         return await self._loop.arun(self._core.items.put(
             user_id, namespace, key, value, text=text, importance=importance))
-    put_item = sync_twin(aput_item)
+    put = sync_twin(aput)
 
-    async def aget_item(
+    async def aget(
         self, user_id: str, namespace: Sequence[str], key: str
     ) -> StoreItem | None:
         return await self._loop.arun(self._core.items.get(user_id, namespace, key))
-    get_item = sync_twin(aget_item)
+    get = sync_twin(aget)
 
-    async def adelete_item(self, user_id: str, namespace: Sequence[str], key: str) -> None:
+    async def adelete(self, user_id: str, namespace: Sequence[str], key: str) -> None:
         """Delete the item and the memory that indexes it; an absent item is no error."""
         await self._loop.arun(self._core.items.delete(user_id, namespace, key))
-    delete_item = sync_twin(adelete_item)
+    delete = sync_twin(adelete)
 
-    async def asearch_items(
+    async def asearch(
         self, namespace_prefix: Sequence[str], *, user_id: str | None = None,
         query: str | None = None, filter: Mapping[str, Any] | None = None,
         limit: int = 10, offset: int = 0,
@@ -59,12 +58,12 @@ class _StoreItems:
         return await self._loop.arun(self._core.items.search(
             namespace_prefix, user_id=user_id, query=query, filter=filter, limit=limit,
             offset=offset))
-    search_items = sync_twin(asearch_items)
+    search = sync_twin(asearch)
 
-    async def aitem_namespaces(self) -> list[tuple[str, ...]]:
+    async def anamespaces(self) -> list[tuple[str, ...]]:
         """Every namespace that holds an item, of every user, sorted."""
         return await self._loop.arun(self._core.items.namespaces())
-    item_namespaces = sync_twin(aitem_namespaces)
+    namespaces = sync_twin(anamespaces)
 
     async def aimport_records(
         self, records: Sequence[PeerRecord], *, dry_run: bool = False,

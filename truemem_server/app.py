@@ -70,7 +70,7 @@ def _lifespan(memory: TrueMem | None, database_url: str | None,
                 served = TrueMem(database_url, settings=settings.memory,
                                  redis_url=settings.redis_url)
                 stack.push_async_callback(served.aclose)
-            keys = KeyStore(served.database_url, cache_seconds=settings.key_cache_seconds)
+            keys = KeyStore(served.admin.database_url, cache_seconds=settings.key_cache_seconds)
             stack.push_async_callback(keys.close)
             app.state.memory, app.state.keys = served, keys
             app.state.message_ids = StoreIds(keys.store)

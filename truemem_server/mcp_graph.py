@@ -110,9 +110,9 @@ async def read(caller: Caller, as_of: datetime | None = None,
                valid_at: datetime | None = None, *, limit: int | None = None,
                offset: int = 0) -> Graph:
     try:
-        return await caller.memory.agraph(caller.user, as_of=instant(as_of),
-                                          valid_at=instant(valid_at), limit=limit,
-                                          offset=offset)
+        return await caller.memory.graph.aget(caller.user, as_of=instant(as_of),
+                                              valid_at=instant(valid_at), limit=limit,
+                                              offset=offset)
     except TrueMemError as error:
         raise graph_error(error, caller) from error
 
@@ -130,9 +130,9 @@ async def create_entities(caller: Caller, entities: list[EntityIn]) -> CallToolR
         if handle(entity.name) not in taken:
             fresh.setdefault(handle(entity.name), entity)
     try:
-        made = await caller.memory.aadd_entities(
+        made = await caller.memory.graph.aadd_entities(
             caller.user, [EntitySpec(e.name, e.entity_type) for e in fresh.values()])
-        await caller.memory.aadd_observations(caller.user, [
+        await caller.memory.graph.aadd_observations(caller.user, [
             ObservationSpec(e.name, text, entity_type=e.entity_type)
             for e in fresh.values() for text in dict.fromkeys(e.observations)])
     except TrueMemError as error:
@@ -165,7 +165,7 @@ async def add_observations(caller: Caller, observations: list[ObservationsIn]
         specs += [ObservationSpec(entity.name, text, entity_type=entity.type) for text in added]
         results.append(AddedObservations(entity_name=item.entity_name, added_observations=added))
     try:
-        await caller.memory.aadd_observations(caller.user, specs)
+        await caller.memory.graph.aadd_observations(caller.user, specs)
     except TrueMemError as error:
         raise graph_error(error, caller) from error
     return reply(dumped(results), ResultsOut(results=results))
@@ -176,7 +176,7 @@ async def create_relations(caller: Caller, relations: list[RelationIn]) -> CallT
     are created."""
     before = {r.id for r in (await read(caller)).relations}
     try:
-        made = await caller.memory.aadd_relations(caller.user, [
+        made = await caller.memory.graph.aadd_relations(caller.user, [
             RelationSpec(r.source, r.relation_type, r.target, confidence=r.confidence,
                          evidence=r.evidence) for r in relations])
     except TrueMemError as error:
@@ -193,7 +193,7 @@ async def delete_entities(caller: Caller, names: list[str]) -> CallToolResult:
     found = [e.name for e in named(await read(caller), names)]  # unknown names: nothing
     try:
         if found:
-            await caller.memory.adelete_entities(caller.user, found)
+            await caller.memory.graph.adelete_entities(caller.user, found)
     except TrueMemError as error:
         raise graph_error(error, caller) from error
     return done("Entities deleted successfully")
@@ -205,8 +205,8 @@ async def delete_observations(caller: Caller, deletions: list[ObservationsDeleti
     try:
         for item in deletions:
             for entity in named(graph, [item.entity_name]):  # an unknown one: nothing
-                await caller.memory.adelete_observations(caller.user, entity.name,
-                                                         list(item.observations))
+                await caller.memory.graph.adelete_observations(caller.user, entity.name,
+                                                               list(item.observations))
     except TrueMemError as error:
         raise graph_error(error, caller) from error
     return done("Observations deleted successfully")
@@ -218,7 +218,7 @@ async def delete_relations(caller: Caller, relations: list[RelationOut]) -> Call
     found = matching(graph, relations)
     try:
         if found:
-            await caller.memory.adelete_relations(caller.user, [
+            await caller.memory.graph.adelete_relations(caller.user, [
                 RelationSpec(r.source, r.type, r.target, source_type=types[r.source_id],
                              target_type=types[r.target_id]) for r in found])
     except TrueMemError as error:
@@ -235,7 +235,7 @@ async def shown_graph(caller: Caller, shape: Callable[[Graph], GraphOut],
 
 async def add_causal(caller: Caller, spec: RelationSpec) -> HopOut:
     try:
-        made = await caller.memory.aadd_relations(caller.user, [spec])
+        made = await caller.memory.graph.aadd_relations(caller.user, [spec])
     except TrueMemError as error:
         raise graph_error(error, caller) from error
     return hop_out(made[0], 1, caller.message_ids)
@@ -243,7 +243,7 @@ async def add_causal(caller: Caller, spec: RelationSpec) -> HopOut:
 
 async def chain(caller: Caller, name: str, *, depth: int, as_of: datetime | None,
                 valid_at: datetime | None, effects: bool) -> ChainOut:
-    follow = caller.memory.aeffects if effects else caller.memory.acauses
+    follow = caller.memory.graph.aeffects if effects else caller.memory.graph.acauses
     try:
         hops = await follow(caller.user, name, depth=depth, as_of=instant(as_of),
                             valid_at=instant(valid_at))
@@ -257,8 +257,8 @@ async def chain(caller: Caller, name: str, *, depth: int, as_of: datetime | None
 async def find_path(caller: Caller, a: str, b: str, *, max_depth: int,
                     as_of: datetime | None, valid_at: datetime | None) -> PathOut:
     try:
-        found = await caller.memory.apath(caller.user, a, b, max_depth=max_depth,
-                                          as_of=instant(as_of), valid_at=instant(valid_at))
+        found = await caller.memory.graph.apath(caller.user, a, b, max_depth=max_depth,
+                                                as_of=instant(as_of), valid_at=instant(valid_at))
     except NotFoundError as error:
         raise unknown(await missing(caller, a, b)) from error
     except TrueMemError as error:
@@ -272,7 +272,7 @@ async def missing(caller: Caller, *names: str) -> str:
     """Which of ``names`` names no entity (after a ``NotFoundError``)."""
     for name in names:
         try:
-            await caller.memory.aget_entity(caller.user, name)
+            await caller.memory.graph.aget_entity(caller.user, name)
         except NotFoundError:
             return name
     return names[-1]

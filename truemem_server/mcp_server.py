@@ -329,7 +329,7 @@ def _with_ids(caller_of: CallerOf) -> CallerOf:
         caller = await caller_of()
         if caller.ids is not None:
             return caller
-        url = caller.memory.database_url
+        url = caller.memory.admin.database_url
         if url not in known:
             known[url] = await of_store(url)
         return replace(caller, ids=known[url])

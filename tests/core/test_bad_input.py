@@ -52,8 +52,8 @@ def unchanged(memory: TrueMem, before: dict[str, int]) -> None:
     """Nothing was written: ana's memories and session as seeded, no row anywhere else."""
     assert [m.text for m in memory.list_memories("ana", include_archived=True)] == [
         "Lives in Lisbon"]
-    assert [m.content for m in memory.get_session("ana", "s").recent] == ["Hello there", "Hi!"]
-    assert row_counts(memory.database_url) == before
+    assert [m.content for m in memory.sessions.get("ana", "s").recent] == ["Hello there", "Hi!"]
+    assert row_counts(memory.admin.database_url) == before
 
 
 def all_refused(calls: Mapping[str, Callable[[], Any]], match: str, what: str) -> None:
@@ -87,16 +87,16 @@ def test_an_unusable_database_url_is_refused_and_creates_no_file(
 
 def test_a_bad_redis_url_is_refused_before_anything_is_written(memory: TrueMem) -> None:
     with pytest.raises(InvalidInputError, match="notaurl"):
-        TrueMem(memory.database_url, redis_url="notaurl")  # refused here, not on first use
-    assert memory.get_session("ana", "s").recent == []
-    assert row_counts(memory.database_url) == dict.fromkeys(_TABLES, 0)
+        TrueMem(memory.admin.database_url, redis_url="notaurl")  # refused here, not on first use
+    assert memory.sessions.get("ana", "s").recent == []
+    assert row_counts(memory.admin.database_url) == dict.fromkeys(_TABLES, 0)
 
 
 # --------------------------------------------------------------- lengths
 
 
 def test_an_oversized_message_names_max_message_chars(seeded: TrueMem) -> None:
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     too_long = "x" * (seeded.settings.max_message_chars + 1)
     calls: list[Callable[[], Any]] = [
         lambda: seeded.get_context("ana", "s", too_long),
@@ -110,7 +110,7 @@ def test_an_oversized_message_names_max_message_chars(seeded: TrueMem) -> None:
 
 
 def test_an_oversized_memory_text_names_max_text_chars(seeded: TrueMem) -> None:
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     too_long = "x" * (seeded.settings.max_text_chars + 1)
     with pytest.raises(InvalidInputError, match=r"Settings\.max_text_chars"):
         seeded.add_memory("ana", too_long)
@@ -124,7 +124,7 @@ def test_an_oversized_memory_text_names_max_text_chars(seeded: TrueMem) -> None:
 def test_ids_with_invisible_or_unstorable_characters_are_refused(
     seeded: TrueMem, bad: str
 ) -> None:
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     calls: dict[str, Callable[[], Any]] = {
         "get_context user": lambda: seeded.get_context(bad, "s", "Remember that I like tea"),
         "get_context session": lambda: seeded.get_context("ana", bad, "Remember that I like tea"),
@@ -143,16 +143,16 @@ def test_user_ids_with_a_space_around_them_are_refused_on_every_entry(
     seeded: TrueMem, bad: str
 ) -> None:
     """``"ana "`` would be a second user that every list shows as ``ana``."""
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     calls: dict[str, Callable[[], Any]] = {
         "get_context": lambda: seeded.get_context(bad, "s", "Remember that I like tea"),
         "record": lambda: seeded.record(bad, "s", "I work as a pilot", "Nice!"),
         "add_memory": lambda: seeded.add_memory(bad, "Likes tea"),
         "add_memories": lambda: seeded.add_memories(bad, ["Likes tea"]),
         "import_user": lambda: seeded.import_user(bad, seeded.export_user("ana")),
-        "add_relations": lambda: seeded.add_relations(
+        "add_relations": lambda: seeded.graph.add_relations(
             bad, [{"source": "Ana", "type": "knows", "target": "Bob"}]),
-        "put_item": lambda: seeded.put_item(bad, ("prefs",), "k", {"v": 1}),
+        "put_item": lambda: seeded.items.put(bad, ("prefs",), "k", {"v": 1}),
         "erase_user": lambda: seeded.erase_user(bad),
     }
     all_refused(calls, "space at its start or end", f"the user id {bad!r}")
@@ -163,23 +163,24 @@ def test_a_user_id_typed_in_two_unicode_forms_is_one_user(memory: TrueMem) -> No
     composed, decomposed = "Jos\u00e9", "Jose\u0301"  # "José" both ways
     memory.add_memory(decomposed, "Likes fado")
     memory.record(decomposed, "s", "I live in Porto", "Nice!")
-    memory.add_relations(decomposed, [{"source": "José", "type": "lives_in", "target": "Porto"}])
+    memory.graph.add_relations(
+        decomposed, [{"source": "José", "type": "lives_in", "target": "Porto"}])
     memory.drain()  # the fact extracted from the message is the same user's too
     stored = memory.list_memories(composed)
     assert {m.user_id for m in stored} == {composed}
     assert "Likes fado" in {m.text for m in stored}
-    assert memory.get_session(composed, "s").recent[0].content == "I live in Porto"
+    assert memory.sessions.get(composed, "s").recent[0].content == "I live in Porto"
     assert memory.export_user(decomposed)["user_id"] == composed
     assert memory.erase_user(composed) == len(stored)
     assert memory.list_memories(decomposed) == []
-    assert memory.list_entities(composed) == []
+    assert memory.graph.list_entities(composed) == []
 
 
 @pytest.mark.parametrize("bad", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
 def test_texts_that_cannot_be_stored_are_refused_on_every_backend(
     seeded: TrueMem, bad: str
 ) -> None:
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     calls: dict[str, Callable[[], Any]] = {
         "add_memory": lambda: seeded.add_memory("ana", bad),
         "add_memories": lambda: seeded.add_memories("ana", ["Likes tea", {"text": bad}]),
@@ -199,7 +200,7 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
     """Values no row could hold, an out-of-range time, the wrong kind of object: each
     is ``InvalidInputError`` (not ``TypeError``, ``OverflowError``, ``UnicodeEncodeError``
     or a ``StorageError`` blaming the database), and nothing is written."""
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     [memory_id] = [m.id for m in seeded.list_memories("ana")]
     far = datetime.max.replace(tzinfo=timezone(timedelta(hours=-14)))  # past UTC's years
     early = datetime.min.replace(tzinfo=timezone(timedelta(hours=14)))
@@ -232,21 +233,21 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
             "ana", "s", [("user", "I like tea", datetime(9999, 1, 1, tzinfo=UTC))]),
         "drain text timeout": lambda: seeded.drain("x"),  # type: ignore[arg-type]
         "drain NaN timeout": lambda: seeded.drain(float("nan")),
-        "get_entity surrogate": lambda: seeded.get_entity("ana", "Lisbon \ud800"),
-        "add_entities surrogate observation": lambda: seeded.add_entities(
+        "get_entity surrogate": lambda: seeded.graph.get_entity("ana", "Lisbon \ud800"),
+        "add_entities surrogate observation": lambda: seeded.graph.add_entities(
             "ana", [{"name": "Lisbon", "type": "place", "observations": ["x \ud800"]}]),
-        "put_item surrogate value": lambda: seeded.put_item(
+        "put_item surrogate value": lambda: seeded.items.put(
             "ana", ("prefs",), "k", {"content": "bad \ud800"}),
-        "put_item NUL value": lambda: seeded.put_item("ana", ("prefs",), "k", {"n": "a\x00"}),
-        "put_item NUL key": lambda: seeded.put_item("ana", ("prefs",), "k", {"a\x00": 1}),
-        "put_item nested too deep": lambda: seeded.put_item("ana", ("prefs",), "k", nested),
-        "put_item nested 450 deep": lambda: seeded.put_item("ana", ("prefs",), "k", shallower),
-        "put_item value of 2 MB": lambda: seeded.put_item(
+        "put_item NUL value": lambda: seeded.items.put("ana", ("prefs",), "k", {"n": "a\x00"}),
+        "put_item NUL key": lambda: seeded.items.put("ana", ("prefs",), "k", {"a\x00": 1}),
+        "put_item nested too deep": lambda: seeded.items.put("ana", ("prefs",), "k", nested),
+        "put_item nested 450 deep": lambda: seeded.items.put("ana", ("prefs",), "k", shallower),
+        "put_item value of 2 MB": lambda: seeded.items.put(
             "ana", ("prefs",), "k", {"content": "Short answers", "blob": "x" * 2_000_000}),
         "add_memories progress not callable": lambda: seeded.add_memories(
             "ana", FACTS[:3], batch_size=1, progress=5),  # type: ignore[arg-type]
-        "TrueMem settings dict": lambda: TrueMem(seeded.database_url, settings={}),  # type: ignore[arg-type]
-        "TrueMem embedder object": lambda: TrueMem(seeded.database_url, embedder=object()),  # type: ignore[arg-type]
+        "TrueMem settings dict": lambda: TrueMem(seeded.admin.database_url, settings={}),  # type: ignore[arg-type]
+        "TrueMem embedder object": lambda: TrueMem(seeded.admin.database_url, embedder=object()),  # type: ignore[arg-type]
     }
     for name, call in calls.items():
         with pytest.raises(InvalidInputError):
@@ -256,18 +257,18 @@ def test_arguments_no_store_could_hold_are_invalid_input_not_a_crash(seeded: Tru
 
 
 def test_a_count_beyond_any_store_reads_everything(seeded: TrueMem) -> None:
-    seeded.put_item("ana", ("prefs",), "tone", {"content": "Short answers"})
-    seeded.add_entities("ana", [{"name": "Lisbon", "type": "place"}])
-    found = seeded.search_items(("prefs",), user_id="ana", limit=2**70)
+    seeded.items.put("ana", ("prefs",), "tone", {"content": "Short answers"})
+    seeded.graph.add_entities("ana", [{"name": "Lisbon", "type": "place"}])
+    found = seeded.items.search(("prefs",), user_id="ana", limit=2**70)
     assert [item.key for item in found] == ["tone"]
-    assert seeded.search_items(("prefs",), user_id="ana", offset=2**70) == []
-    assert [e.name for e in seeded.list_entities("ana", limit=2**70)] == ["Lisbon"]
+    assert seeded.items.search(("prefs",), user_id="ana", offset=2**70) == []
+    assert [e.name for e in seeded.graph.list_entities("ana", limit=2**70)] == ["Lisbon"]
 
 
 @pytest.mark.parametrize(
     "blank", ["\u200b\u200b", "\ufeff", "\u202e", "\x01\x02", "\u200b\u2028\u200b"])
 def test_a_text_with_nothing_visible_is_refused_as_empty(seeded: TrueMem, blank: str) -> None:
-    before = row_counts(seeded.database_url)
+    before = row_counts(seeded.admin.database_url)
     calls: dict[str, Callable[[], Any]] = {
         "add_memory": lambda: seeded.add_memory("ana", blank),
         "record": lambda: seeded.record("ana", "s", blank, "Nice!"),
@@ -344,7 +345,7 @@ def test_import_user_never_leaves_a_user_over_the_soft_limit(memory: TrueMem) ->
         memory.add_memory("ana", text, importance=2)
     exported = memory.export_user("ana")
     assert len(exported["memories"]) == 8
-    with TrueMem(memory.database_url, settings=Settings(memory_limit=5)) as small:
+    with TrueMem(memory.admin.database_url, settings=Settings(memory_limit=5)) as small:
         small.import_user("ben", exported)
         everything = small.list_memories("ben", include_archived=True)
         active = small.list_memories("ben")

@@ -232,15 +232,15 @@ def test_export_import_carries_sessions(memory: TrueMem) -> None:
     exported = memory.export_user("ana")
     assert [m["content"] for m in exported["sessions"][0]["messages"]] == ["Hello there", "Hi!"]
     memory.import_user("eva", exported)
-    assert [m.content for m in memory.get_session("eva", "s1").recent] == ["Hello there", "Hi!"]
+    assert [m.content for m in memory.sessions.get("eva", "s1").recent] == ["Hello there", "Hi!"]
 
 
 def test_clear_session_keeps_long_term_memory(memory: TrueMem) -> None:
     memory.get_context("ana", "s1", "Remember that I prefer tea.")
     memory.record("ana", "s1", "Remember that I prefer tea.", "Noted.")
     memory.drain()
-    memory.clear_session("ana", "s1")
-    assert memory.get_session("ana", "s1").recent == []
+    memory.sessions.clear("ana", "s1")
+    assert memory.sessions.get("ana", "s1").recent == []
     assert any("tea" in m.text for m in memory.list_memories("ana"))
 
 
@@ -252,22 +252,22 @@ def test_a_users_sessions_are_listed_latest_first_with_their_counts(memory: True
     memory.record_messages("ana", "work/2024", [("user", "Port 80 was blocked.", april)])
     memory.record("ana", "today", "Hello", "Hi!")
     memory.record("ben", "trip", "Not Ana's", "Right.")
-    listed = memory.list_sessions("ana")
+    listed = memory.sessions.list("ana")
     assert [(i.session_id, i.messages) for i in listed] == [
         ("today", 2), ("work/2024", 1), ("trip", 2)]
     trip = listed[-1]
     assert (trip.started_at, trip.last_at, trip.summary) == (march, march, None)
     assert trip.to_dict()["started_at"] == march.isoformat()
-    assert [m.content for m in memory.get_session("ana", "trip", recent=1).recent] == [
+    assert [m.content for m in memory.sessions.get("ana", "trip", recent=1).recent] == [
         "Book early."]
-    memory.clear_session("ana", "trip")
-    assert [i.session_id for i in memory.list_sessions("ana")] == ["today", "work/2024"]
-    assert memory.list_sessions("eve") == []
+    memory.sessions.clear("ana", "trip")
+    assert [i.session_id for i in memory.sessions.list("ana")] == ["today", "work/2024"]
+    assert memory.sessions.list("eve") == []
     for bad in ({"recent": 0}, {"recent": "5"}):
         with pytest.raises(InvalidInputError, match="recent must be a positive int"):
-            memory.get_session("ana", "today", **bad)  # type: ignore[arg-type]
+            memory.sessions.get("ana", "today", **bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
-        memory.list_sessions("")
+        memory.sessions.list("")
 
 
 def test_admission_control_rejects_vague_facts_and_records_why(store_url: str) -> None:

@@ -36,7 +36,7 @@ def exported(memory: TrueMem) -> dict[str, Any]:
     memory.add_memory("ana", "Lives in Porto")  # supersedes "Lives in Lisbon"
     gone = memory.add_memory("ana", "Has a cat named Miso")
     memory.delete_memory("ana", gone.id)
-    memory.put_item("ana", ("prefs",), "tone", {"content": "Short answers"})
+    memory.items.put("ana", ("prefs",), "tone", {"content": "Short answers"})
     return json.loads(json.dumps(memory.export_user("ana")))
 
 
@@ -91,12 +91,12 @@ def test_a_session_the_user_has_is_refused_not_replaced(
 ) -> None:
     memory.record("bob", "s1", "Bob's own words", "noted")
     memory.drain()
-    before = row_counts(memory.database_url)
+    before = row_counts(memory.admin.database_url)
     with pytest.raises(InvalidInputError, match="already has session 's1'"):
         memory.import_user("bob", exported)
-    assert [m.content for m in memory.get_session("bob", "s1").recent] == [
+    assert [m.content for m in memory.sessions.get("bob", "s1").recent] == [
         "Bob's own words", "noted"]
-    assert row_counts(memory.database_url) == before
+    assert row_counts(memory.admin.database_url) == before
 
 
 def _bad(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -160,7 +160,7 @@ def test_a_malformed_document_is_refused_and_writes_nothing(
     memory: TrueMem, exported: dict[str, Any],
     change: Callable[[dict[str, Any]], None], message: str,
 ) -> None:
-    before = row_counts(memory.database_url)
+    before = row_counts(memory.admin.database_url)
     with pytest.raises(InvalidInputError, match=message):
         memory.import_user("ben", _bad(change)(exported))
-    assert row_counts(memory.database_url) == before
+    assert row_counts(memory.admin.database_url) == before

@@ -72,7 +72,7 @@ def holds_nothing(memory: TrueMem, user: str, sessions: Sequence[str]) -> list[s
     """What the public API still shows of ``user`` (empty when the user is gone)."""
     left = [f"memory {m.text!r}" for m in memory.list_memories(user, include_archived=True)]
     for session in sessions:
-        state = memory.get_session(user, session)
+        state = memory.sessions.get(user, session)
         left += [f"{session}: message {m.content!r}" for m in state.recent]
         if state.summary:
             left.append(f"{session}: summary")

@@ -150,7 +150,7 @@ def check_verbatim(memory: TrueMem, hostile: str, victim: str) -> None:
     memory.record(hostile, hostile, hostile, hostile)  # as user, session and both messages
     added = memory.add_memory(hostile, f"Note: {hostile}")
     assert memory.get_memory(hostile, added.id).text == f"Note: {hostile}"
-    state = memory.get_session(hostile, hostile)
+    state = memory.sessions.get(hostile, hostile)
     assert [m.content for m in state.recent] == [hostile, hostile]
     found = memory.search(hostile, hostile, mode="keyword") + memory.search(hostile, hostile)
     assert {h.memory.user_id for h in found} <= {hostile}

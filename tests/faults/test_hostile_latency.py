@@ -111,7 +111,7 @@ def test_get_context_and_record_of_a_long_message_run_no_rule_in_this_process(
         for _ in range(2):  # then the first exchange is older than the recent two messages
             memory.record("mallory", "s", long, "Noted.")
         memory.drain(timeout=120)
-        assert memory.get_session("mallory", "s").summary  # the summary job ran
+        assert memory.sessions.get("mallory", "s").summary  # the summary job ran
         texts = {m.text for m in memory.list_memories("mallory")}
     assert {"User's sister is called Zoe", "Is allergic to peanuts"} <= texts
     assert in_process_calls == []

@@ -25,7 +25,7 @@ PHASES = ("before", "during", "after")  # the outage
 def test_redis_stopped_and_restarted_mid_stream_loses_nothing(
     memory: TrueMem, redis_server: services.RedisServer
 ) -> None:
-    url = memory.database_url
+    url = memory.admin.database_url
     with TrueMem(url, redis_url=redis_server.url) as producer, worker_process(
             url, redis_server.url):
         keys: list[str] = []
@@ -76,7 +76,7 @@ def test_a_hung_broker_holds_up_no_call(memory: TrueMem, monkeypatch: pytest.Mon
     monkeypatch.setattr(dispatcher, "STOP_TIMEOUT_S", 0.5)  # the hung send is abandoned
     memory.add_memory("bob", "Lives in Lyon")
     hung = HungServer()
-    with hung.server, TrueMem(memory.database_url, redis_url=hung.url) as producer:
+    with hung.server, TrueMem(memory.admin.database_url, redis_url=hung.url) as producer:
         recorded = producer.record("ana", "s", "I live in Porto.", "Nice.")
         assert [m.text for m in producer.list_memories("bob")] == ["Lives in Lyon"]
         producer.record("ana", "s", "And Lisbon.", "Ok.")
@@ -86,7 +86,8 @@ def test_a_hung_broker_holds_up_no_call(memory: TrueMem, monkeypatch: pytest.Mon
         assert hung.taken, "no send reached the broker"
         # nothing above waited for the broker: no send has given up on it yet
         assert hung.given_up == 0
-        assert {job_statuses(memory.database_url)[key] for key in recorded.jobs} == {"pending"}
+        statuses = job_statuses(memory.admin.database_url)
+        assert {statuses[key] for key in recorded.jobs} == {"pending"}
 
 
 def unreachable_url(backend: str, tmp_path: Path, memory: TrueMem) -> str:
@@ -95,7 +96,7 @@ def unreachable_url(backend: str, tmp_path: Path, memory: TrueMem) -> str:
         (tmp_path / "truemem.db").mkdir()
         return f"sqlite:///{tmp_path / 'truemem.db'}"
     # the real server's user and password, but a socket directory nobody listens in
-    return make_url(memory.database_url).set(
+    return make_url(memory.admin.database_url).set(
         password="hunter2-secret",
         query={"host": str(tmp_path / "no-server-here")}).render_as_string(hide_password=False)
 
@@ -150,8 +151,8 @@ def test_a_job_the_database_cannot_reach_is_retried_in_one_line(
 def test_a_database_dropped_while_in_use_gives_storage_error_in_words(memory: TrueMem) -> None:
     memory.add_memory("ana", "Lives in Porto")
     # dropped under the open pool: its connections are terminated, reconnecting fails
-    admin = services.sqlalchemy_url(memory.database_url, database="postgres")
-    services.drop_database(admin, make_url(memory.database_url).database or "")
+    admin = services.sqlalchemy_url(memory.admin.database_url, database="postgres")
+    services.drop_database(admin, make_url(memory.admin.database_url).database or "")
     for call in (lambda: memory.list_memories("ana"),
                  lambda: memory.record("ana", "s", "I live in Porto.", "Nice.")):
         with pytest.raises(StorageError) as caught:
@@ -182,7 +183,7 @@ def test_connections_lost_while_idle_are_replaced_before_use(
     memory.add_memory("ana", "Lives in Porto")
     memory.get_context("ana", "s", "Where do I live?")  # several pooled connections
     memory.drain(timeout=60)  # its retrieval counts written: no background write later
-    assert terminate_connections(memory.database_url) >= 1  # as a server restart would
+    assert terminate_connections(memory.admin.database_url) >= 1  # as a server restart would
     time.sleep(0.5)
     assert memory.list_memories("ana")[0].text == "Lives in Porto"  # the first call after
     context = memory.get_context("ana", "s", "Where do I live?")
@@ -216,7 +217,7 @@ def test_a_server_that_never_answers_is_an_outage_not_a_hang(
     URL's own connect_timeout wins over the default."""
     hung = HungServer()
     port = hung.server.getsockname()[1]
-    url = make_url(memory.database_url).set(
+    url = make_url(memory.admin.database_url).set(
         host="127.0.0.1", port=port, query={}).render_as_string(hide_password=False)
     monkeypatch.setattr(database, "CONNECT_TIMEOUT_S", 1)
     for store_url, patience in ((url, 1), (f"{url}?connect_timeout=2", 2)):

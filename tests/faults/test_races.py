@@ -36,10 +36,10 @@ def stores(memory: TrueMem) -> Iterator[list[TrueMem]]:
     opening at the same instant hang on PostgreSQL (alembic's process-global
     context), a bug pinned in test_pending_bugs.py; separate processes are unaffected.
     """
-    others = [TrueMem(memory.database_url) for _ in range(3)]
+    others = [TrueMem(memory.admin.database_url) for _ in range(3)]
     try:
         for store in [memory, *others]:
-            store.get_session("warm-up", "s")
+            store.sessions.get("warm-up", "s")
         yield [memory, *others]
     finally:
         for other in others:
@@ -79,7 +79,7 @@ def test_racing_writers_store_every_message_once_and_only_for_its_user(
             assert texts == {fact.format(n=n) for fact in FACTS_OF}
             found = {hit.memory.text for hit in memory.search(f"user{n}", "baker dog named")}
             assert found <= texts
-    assert set(job_statuses(memory.database_url).values()) == {"done"}
+    assert set(job_statuses(memory.admin.database_url).values()) == {"done"}
 
 
 def test_erase_user_racing_extraction_jobs_leaves_nothing(
@@ -103,7 +103,7 @@ def test_erase_user_racing_extraction_jobs_leaves_nothing(
         store.drain(timeout=60)
     for user in users:
         assert holds_nothing(memory, user, ["s"]) == []
-    assert job_statuses(memory.database_url) == {}  # the erased users' jobs went with them
+    assert job_statuses(memory.admin.database_url) == {}  # the erased users' jobs went with them
 
 
 FACTS = ["I work as a baker at Zorblax.", "My dog is named Quorvex.", "I live in Porto."]
@@ -130,7 +130,7 @@ def test_each_job_delivered_several_times_stores_each_fact_once(
     assert sorted(m.text for m in stored) == sorted(
         ["Works as a baker at Zorblax", "User's dog is named Quorvex", "Lives in Porto"])
     assert [m.reinforcements for m in stored] == [0, 0, 0]  # no delivery folded in twice
-    assert job_statuses(memory.database_url) == dict.fromkeys(keys, "done")
+    assert job_statuses(memory.admin.database_url) == dict.fromkeys(keys, "done")
 
 
 async def test_a_session_forgotten_while_a_record_runs_is_gone_or_whole(memory: TrueMem) -> None:
@@ -141,13 +141,13 @@ async def test_a_session_forgotten_while_a_record_runs_is_gone_or_whole(memory: 
     for n in range(60):
         session = f"s{n}"
         await memory.arecord("ana", session, "hello", "hi")
-        await asyncio.gather(memory.aclear_session("ana", session),
+        await asyncio.gather(memory.sessions.aclear("ana", session),
                              memory.arecord("ana", session, "I live in Porto", "ok"))
-        kept = (await memory.aget_session("ana", session)).recent
-        listed = {info.session_id: info for info in await memory.alist_sessions("ana")}
+        kept = (await memory.sessions.aget("ana", session)).recent
+        listed = {info.session_id: info for info in await memory.sessions.alist("ana")}
         if kept:
             assert session in listed and listed[session].messages == len(kept), n
         else:
             assert session not in listed or listed[session].messages == 0, n
     exported = {s["session_id"] for s in (await memory.aexport_user("ana"))["sessions"]}
-    assert exported == {info.session_id for info in await memory.alist_sessions("ana")}
+    assert exported == {info.session_id for info in await memory.sessions.alist("ana")}

@@ -147,7 +147,7 @@ class _Run:
 
     def maintain(self) -> None:
         for _ in range(self.rounds):
-            self.call("maintain", "", lambda: self.memory.maintain(self.user))
+            self.call("maintain", "", lambda: self.memory.admin.maintain(self.user))
 
     def import_(self) -> None:
         """An export restored (``import_user``) and another system's record imported
@@ -163,20 +163,20 @@ class _Run:
             self.call("import", text, lambda e=export: self.memory.import_user(self.user, e))
 
     def _imported(self, record: PeerRecord) -> None:
-        report = self.memory.import_records([record])
+        report = self.memory.items.import_records([record])
         if report.rejected:  # admission control's verdict: nothing was acknowledged
             raise _NotKept
 
     def items(self) -> None:
         for n in range(self.rounds):
             text = fact("items", n)
-            self.call("items", text, lambda t=text, k=f"k{n}": self.memory.put_item(
+            self.call("items", text, lambda t=text, k=f"k{n}": self.memory.items.put(
                 self.user, ("notes",), k, {"n": k}, text=t))
 
     def graph(self) -> None:
         for n in range(self.rounds):
             name = _name("graph", n)
-            self.call("graph", name, lambda e=name: self.memory.add_entities(
+            self.call("graph", name, lambda e=name: self.memory.graph.add_entities(
                 self.user, [{"name": e, "type": "person"}]))
 
     def record(self) -> None:
@@ -194,7 +194,7 @@ class _Run:
     def check(self, report: RaceReport) -> None:
         texts = {m.text for m in self.memory.list_memories(self.user, include_archived=True)}
         ids = {m.id for m in self.memory.list_memories(self.user, include_archived=True)}
-        entities = {e.name for e in self.memory.graph(self.user).entities}
+        entities = {e.name for e in self.memory.graph.get(self.user).entities}
         said = {m["content"] for chat in self.memory.export_user(self.user)["sessions"]
                 for m in chat["messages"]}
         erasures = [a for a in self.acks if a.writer == "erase"]

@@ -98,7 +98,7 @@ def test_ids_can_come_from_the_config(memory: TrueMem) -> None:
     chat.invoke("Hello", config={"configurable": {"user_id": "ben", "session_id": "b"}})
     memory.drain()
     assert "Name is Ana" not in prompt_of(model)  # one user's memories never reach another
-    assert [m.content for m in memory.get_session("ben", "b").recent] == ["Hello", "Hi Ben"]
+    assert [m.content for m in memory.sessions.get("ben", "b").recent] == ["Hello", "Hi Ben"]
     with pytest.raises(InvalidInputError, match="user_id and a session_id"):
         chat.invoke("Who am I?")
 
@@ -109,7 +109,7 @@ def test_a_caller_that_keeps_its_own_history_is_not_sent_it_twice(memory: TrueMe
     chat.invoke("first")
     chat.invoke([HumanMessage("first"), AIMessage("One"), HumanMessage("second")])
     assert [m.text for m in model.prompts[-1][1:]] == ["first", "One", "second"]
-    assert [m.content for m in memory.get_session("ana", "s").recent] == [
+    assert [m.content for m in memory.sessions.get("ana", "s").recent] == [
         "first", "One", "second", "Two"]
 
 
@@ -122,7 +122,7 @@ async def test_async_invoke_and_streams_record_the_exchange(memory: TrueMem) -> 
     parts = [str(chunk.text) async for chunk in chat.astream("and async?")]
     assert "".join(parts) == "Async too"
     await memory.adrain()
-    assert [m.content for m in (await memory.aget_session("ana", "s")).recent] == [
+    assert [m.content for m in (await memory.sessions.aget("ana", "s")).recent] == [
         JOB, "Hello there", "stream please", "Streaming works", "and async?", "Async too"]
     assert "Works as a pilot at SkyAir" in texts(memory)
 
@@ -132,7 +132,7 @@ def test_input_without_a_user_message_is_refused(memory: TrueMem) -> None:
     chat = with_truemem(model, memory, user_id="ana", session_id="s")
     with pytest.raises(InvalidInputError, match=r"user \(human\) message"):
         chat.invoke([SystemMessage("no user here")])
-    assert model.prompts == [] and memory.get_session("ana", "s").recent == []
+    assert model.prompts == [] and memory.sessions.get("ana", "s").recent == []
 
 
 def test_a_message_without_words_goes_to_the_model_without_memory(memory: TrueMem) -> None:
@@ -143,13 +143,13 @@ def test_a_message_without_words_goes_to_the_model_without_memory(memory: TrueMe
                            "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}])
     assert chat.invoke([image]).text == "A cat on a sofa."
     assert model.prompts == [[image]]  # as the bare model would get it
-    assert memory.get_session("ana", "s").recent == []  # no words: nothing to record
+    assert memory.sessions.get("ana", "s").recent == []  # no words: nothing to record
 
 
 def test_ids_that_are_falsy_are_still_ids(memory: TrueMem) -> None:
     chat = with_truemem(CapturingChatModel(replies=["Hi"]), memory)
     chat.invoke("Hello", config={"configurable": {"user_id": 0, "session_id": 0}})
-    assert [m.content for m in memory.get_session("0", "0").recent] == ["Hello", "Hi"]
+    assert [m.content for m in memory.sessions.get("0", "0").recent] == ["Hello", "Hi"]
 
 
 def test_system_content_blocks_keep_what_they_carry(memory: TrueMem) -> None:
@@ -199,7 +199,7 @@ def test_with_truemem_mistakes_are_invalid_input_errors(memory: TrueMem, mistake
     with pytest.raises(InvalidInputError, match=says) as raised:
         call()
     assert isinstance(raised.value, TrueMemError) and isinstance(raised.value, ValueError)
-    assert memory.get_session("ana", "s").recent == []  # refused before anything was written
+    assert memory.sessions.get("ana", "s").recent == []  # refused before anything was written
 
 
 async def test_async_calls_without_ids_are_invalid_input_errors(memory: TrueMem) -> None:
@@ -214,7 +214,7 @@ def test_a_runnable_returning_no_text_is_an_invalid_input_error(memory: TrueMem)
     chat = with_truemem(RunnableLambda(lambda _: 42), memory, user_id="ana", session_id="s")
     with pytest.raises(InvalidInputError, match="got int"):
         chat.invoke("How old am I?")
-    assert memory.get_session("ana", "s").recent == []
+    assert memory.sessions.get("ana", "s").recent == []
 
 
 # --------------------------------------------------------------- tools and structured output
@@ -259,7 +259,7 @@ def test_bind_tools_keeps_the_memory_and_records_the_user_message_once(
     call = chat.invoke([question])
     assert call.tool_calls[0]["name"] == "find_restaurant"
     # the tool call is an intermediate step: only the user's message is recorded so far
-    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
+    assert [(m.role, m.content) for m in memory.sessions.get("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?")]
     result = _tool_result(call)
     answer = chat.invoke([question, call, result])
@@ -269,7 +269,7 @@ def test_bind_tools_keeps_the_memory_and_records_the_user_message_once(
         assert isinstance(prompt[0], SystemMessage)
         assert "] Is allergic to shellfish" in prompt[0].text
     assert model.prompts[1][1:] == [question, call, result]  # the loop's messages, in order
-    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
+    assert [(m.role, m.content) for m in memory.sessions.get("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
     assert "Ramiro, Lisbon" not in str(memory.export_user("ana"))  # tool traffic is not kept
 
@@ -285,7 +285,7 @@ async def test_bind_tools_async_and_streamed(memory: TrueMem) -> None:
     answer = await chat.ainvoke([question, call, _tool_result(call)], config=config)
     assert answer.text == "Ramiro is open late."
     assert model.tools_seen == [["find_restaurant"], ["find_restaurant"]]
-    assert [m.content for m in (await memory.aget_session("ana", "s")).recent] == [
+    assert [m.content for m in (await memory.sessions.aget("ana", "s")).recent] == [
         "Dinner in Lisbon?", "Ramiro is open late."]
 
 
@@ -298,7 +298,7 @@ def test_a_tool_call_with_text_records_only_the_final_answer(memory: TrueMem) ->
     while not (reply := chat.invoke(messages)).text or reply.tool_calls:
         messages += [reply, _tool_result(reply)]
     assert len(model.prompts) == 3  # two tool calls, then the answer
-    assert [m.content for m in memory.get_session("ana", "s").recent] == [
+    assert [m.content for m in memory.sessions.get("ana", "s").recent] == [
         "Dinner in Lisbon?", "Try Ramiro."]
 
 
@@ -324,7 +324,7 @@ def test_structured_output_keeps_the_memory_and_records_the_answer_as_json(
     assert answer == Restaurant(name="Ramiro", city="Lisbon")
     assert model.tools_seen == [["Restaurant"]]
     assert "] Is allergic to shellfish" in model.prompts[0][0].text
-    recent = memory.get_session("ana", "s").recent
+    recent = memory.sessions.get("ana", "s").recent
     assert [m.role for m in recent] == ["user", "assistant"]
     assert recent[0].content == "Where should I eat in Lisbon?"
     assert json.loads(recent[1].content) == {"name": "Ramiro", "city": "Lisbon"}
@@ -337,7 +337,7 @@ async def test_structured_output_with_raw_and_a_dict_schema(memory: TrueMem) -> 
                                              include_raw=True)
     answer = await structured.ainvoke("Where should I eat in Lisbon?")
     assert isinstance(answer, dict) and answer["parsed"] == {"name": "Ramiro", "city": "Lisbon"}
-    recent = (await memory.aget_session("ana", "s")).recent
+    recent = (await memory.sessions.aget("ana", "s")).recent
     assert json.loads(recent[-1].content) == {"name": "Ramiro", "city": "Lisbon"}
 
 
@@ -413,9 +413,9 @@ def test_history_gives_back_every_message_as_it_was_added(memory: TrueMem) -> No
     assert all("kph" not in t.content for t in [*context.recent_messages, *context.recalled])
     history.clear()
     assert history.messages == [] and one_by_one.messages == given
-    assert memory.search_items(("langchain_history",), user_id="ana", limit=100) != []
+    assert memory.items.search(("langchain_history",), user_id="ana", limit=100) != []
     one_by_one.clear()
-    assert memory.search_items(("langchain_history",), user_id="ana", limit=100) == []
+    assert memory.items.search(("langchain_history",), user_id="ana", limit=100) == []
 
 
 async def test_history_async_gives_back_every_message(memory: TrueMem) -> None:
@@ -541,7 +541,7 @@ def test_middleware_injects_context_and_records_the_final_answer(memory: TrueMem
         assert prompt[0].text.startswith("You are an agent.")
         assert "] Is allergic to shellfish" in prompt[0].text
         assert [m.text for m in prompt[1:3]] == [ALLERGY, "Noted!"]  # the session's turns
-    assert [(m.role, m.content) for m in memory.get_session("ana", "s1").recent] == [
+    assert [(m.role, m.content) for m in memory.sessions.get("ana", "s1").recent] == [
         ("user", ALLERGY), ("assistant", "Noted!"),
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
 
@@ -557,12 +557,12 @@ def test_middleware_keeps_memory_across_a_human_approval(memory: TrueMem) -> Non
                                          interrupt_on={"find_restaurant": True})])
     thread = {"configurable": {"thread_id": "t"}}
     paused = agent.invoke({"messages": [HumanMessage("Dinner in Lisbon?")]}, thread)
-    assert "__interrupt__" in paused and memory.get_session("ana", "s").recent == []
+    assert "__interrupt__" in paused and memory.sessions.get("ana", "s").recent == []
     done = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), thread)
     assert done["messages"][-1].text == "Ramiro, but skip the shellfish."
     assert len(model.prompts) == 2
     assert all("] Is allergic to shellfish" in prompt[0].text for prompt in model.prompts)
-    assert [(m.role, m.content) for m in memory.get_session("ana", "s").recent] == [
+    assert [(m.role, m.content) for m in memory.sessions.get("ana", "s").recent] == [
         ("user", "Dinner in Lisbon?"), ("assistant", "Ramiro, but skip the shellfish.")]
 
 
@@ -574,7 +574,7 @@ async def test_middleware_async_with_fixed_ids(memory: TrueMem) -> None:
     await memory.adrain()
     await agent.ainvoke({"messages": [HumanMessage("Dinner?")]})
     assert "] Works as a pilot at SkyAir" in prompt_of(model)
-    assert len((await memory.aget_session("ana", "s2")).recent) == 4
+    assert len((await memory.sessions.aget("ana", "s2")).recent) == 4
 
 
 def test_middleware_without_ids_says_how_to_pass_them(memory: TrueMem) -> None:
@@ -584,7 +584,7 @@ def test_middleware_without_ids_says_how_to_pass_them(memory: TrueMem) -> None:
         agent.invoke({"messages": [HumanMessage("hi")]})
     with pytest.raises(InvalidInputError, match="context="):  # half the ids is no better
         agent.invoke({"messages": [HumanMessage("hi")]}, context={"user_id": "ana"})
-    assert model.prompts == [] and memory.get_session("ana", "s").recent == []
+    assert model.prompts == [] and memory.sessions.get("ana", "s").recent == []
 
 
 async def test_middleware_async_without_ids_is_an_invalid_input_error(memory: TrueMem) -> None:

@@ -421,7 +421,7 @@ def test_export_and_import_user_carry_the_items(store: TrueMemStore, memory: Tru
     hits = store.search(("memories", "ben"), query="peanut allergy", limit=1)
     assert [i.key for i in hits] == ["allergy"]
     ben = {m.text: m.id for m in memory.list_memories("ben")}
-    assert memory.get_item("ben", ("memories", "ben"), "allergy").memory_id == ben[  # type: ignore[union-attr]
+    assert memory.items.get("ben", ("memories", "ben"), "allergy").memory_id == ben[  # type: ignore[union-attr]
         FACTS["allergy"]]
     assert store.get(("memories", "ben", "notes"), "plain") is not None
     assert store.get(("memories", "ana"), "allergy") is not None  # ana's are untouched
@@ -439,7 +439,7 @@ def test_items_keep_their_index_when_a_new_fact_folds_their_memories_together(
         memory.add_memory("ana", "Works as data engineer at Acme Corp")
     [merged] = memory.list_memories("ana")  # the new fact folded the two into one
     for key in ("a", "b"):  # both items now indexed by the memory that absorbed theirs
-        assert memory.get_item("ana", ("memories", "ana"), key).memory_id == merged.id  # type: ignore[union-attr]
+        assert memory.items.get("ana", ("memories", "ana"), key).memory_id == merged.id  # type: ignore[union-attr]
     assert {i.key for i in store.search(("memories", "ana"), query="job")} == {"a", "b"}
     store.delete(("memories", "ana"), "a")  # the memory stays: item b still needs it
     assert [m.id for m in memory.list_memories("ana")] == [merged.id]

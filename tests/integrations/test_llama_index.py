@@ -43,7 +43,7 @@ def texts(memory: TrueMem, user_id: str = "ana") -> set[str]:
 
 
 def turns(memory: TrueMem, session_id: str, user_id: str = "ana") -> list[tuple[str, str]]:
-    return [(m.role, m.content) for m in memory.get_session(user_id, session_id).recent]
+    return [(m.role, m.content) for m in memory.sessions.get(user_id, session_id).recent]
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:
@@ -240,7 +240,7 @@ def test_set_and_reset(memory: TrueMem) -> None:
     assert [m.content for m in session.get_all()] == ["three", "four", "five"]
     session.reset()
     assert session.get_all() == []
-    assert memory.get_session("ana", "s").recent == []
+    assert memory.sessions.get("ana", "s").recent == []
 
 
 def test_reset_then_put_when_the_newest_messages_were_cleared(memory: TrueMem) -> None:

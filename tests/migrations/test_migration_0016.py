@@ -33,7 +33,7 @@ async def test_the_index_comes_and_goes_and_the_messages_stay(tmp_url: str) -> N
         await memory.arecord("ana", "s1", "I moved to Lisbon", "Nice!")
     await index_comes_and_goes(tmp_url, "messages", INDEX, before="0015")
     async with TrueMem(tmp_url) as memory:
-        state = await memory.aget_session("ana", "s1")
+        state = await memory.sessions.aget("ana", "s1")
         assert [m.content for m in state.recent] == ["I moved to Lisbon", "Nice!"]
 
 

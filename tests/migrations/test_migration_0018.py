@@ -40,8 +40,8 @@ async def test_the_column_comes_and_goes_and_old_vectors_are_reembedded_once(
                           .order_by(messages.c.id)) == [
         ("I moved to Lisbon", None), ("Nice!", None)]  # kept, their model unknown
     async with TrueMem(tmp_url) as memory:
-        assert await memory.areembed() == 2
-        assert await memory.areembed() == 0
+        assert await memory.admin.areembed() == 2
+        assert await memory.admin.areembed() == 0
     models = db_access.rows(tmp_url, select(messages.c.embedding_model))
     assert models == [("all-MiniLM-L6-v2",)] * 2
 

@@ -57,7 +57,7 @@ async def test_user_ids_stored_earlier_are_reached_by_their_accepted_form(tmp_ur
     async with TrueMem(tmp_url) as memory:
         assert [m.text for m in await memory.alist_memories("acme/Jose\u0301")] == [
             "A fact of acme/Jose"]
-        state = await memory.aget_session("acme/ana", "s1")
+        state = await memory.sessions.aget("acme/ana", "s1")
         assert [m.content for m in state.recent] == ["Hello from acme/ana", "Hi!"]
         assert [m.text for m in await memory.alist_memories("acme/bob")] == [
             "A fact of acme/bob"]

@@ -19,7 +19,7 @@ async def test_the_table_comes_and_goes_and_is_searchable_by_words(tmp_url: str)
             ("user", "I moor her at the marina in Vigo."),
             ("user", "She sails best in a northerly wind.")])
         await memory.adrain(60)
-        assert [s.key for s in await memory.alist_syntheses("ana")] == ["boat"]
+        assert [s.key for s in await memory.syntheses.alist("ana")] == ["boat"]
     assert await current(tmp_url) == head()
     sqlite = tmp_url.startswith("sqlite")
     assert "syntheses" in await tables(tmp_url)
@@ -29,9 +29,9 @@ async def test_the_table_comes_and_goes_and_is_searchable_by_words(tmp_url: str)
     await migrate(tmp_url, "upgrade", "head")
     assert {"syntheses"} | (SQLITE_SEARCH if sqlite else set()) <= await tables(tmp_url)
     async with TrueMem(tmp_url) as memory:
-        state = await memory.aget_session("ana", "boat")
+        state = await memory.sessions.aget("ana", "boat")
         assert state.recent[0].content.startswith("I bought")  # untouched
-        assert await memory.alist_syntheses("ana") == []  # made again by the next record
+        assert await memory.syntheses.alist("ana") == []  # made again by the next record
         await memory.arecord("ana", "boat", "Marlin needs new sails this winter.", "Right.")
         await memory.adrain(60)
         context = await memory.aget_context("ana", "new", "Marlin sails")

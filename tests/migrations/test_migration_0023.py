@@ -22,7 +22,7 @@ async def test_the_parts_come_and_go_and_part_zero_stays(tmp_url: str) -> None:
     async with TrueMem(tmp_url) as memory:
         await memory.arecord_messages("ana", "boat", _boat(PART_MESSAGES + 3))
         await memory.adrain(60)
-        assert [(s.key, s.part) for s in await memory.alist_syntheses("ana")] == [
+        assert [(s.key, s.part) for s in await memory.syntheses.alist("ana")] == [
             ("boat", 0), ("boat", 1)]
     assert PART in await indexes(tmp_url, "syntheses")
     await migrate(tmp_url, "downgrade", "0022")
@@ -30,9 +30,9 @@ async def test_the_parts_come_and_go_and_part_zero_stays(tmp_url: str) -> None:
     assert PART not in await indexes(tmp_url, "syntheses")
     await migrate(tmp_url, "upgrade", "head")
     async with TrueMem(tmp_url) as memory:
-        [kept] = await memory.alist_syntheses("ana")
+        [kept] = await memory.syntheses.alist("ana")
         assert (kept.key, kept.part) == ("boat", 0) and "plank number 0" in kept.text
         # the next record of the session rebuilds its stretch
         await memory.arecord("ana", "boat", "I varnished plank 11 of Marlin.", "Shiny.")
         await memory.adrain(60)
-        assert [s.part for s in await memory.alist_syntheses("ana")] == [0, 1]
+        assert [s.part for s in await memory.syntheses.alist("ana")] == [0, 1]

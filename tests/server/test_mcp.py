@@ -152,7 +152,7 @@ def make_keys(url: str) -> dict[str, str]:
 
 @pytest.fixture
 def served(memory: TrueMem) -> Iterator[Served]:
-    keys = make_keys(memory.database_url)
+    keys = make_keys(memory.admin.database_url)
     with serve(create_app(memory)) as base:
         yield Served(f"{base}/mcp", keys, memory)
 

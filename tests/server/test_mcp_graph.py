@@ -36,7 +36,7 @@ READ_TOOLS = {"search_memories", "list_memories", "read_graph", "search_nodes", 
 
 @pytest.fixture
 def served(memory: TrueMem) -> Iterator[Served]:
-    keys = make_keys(memory.database_url)
+    keys = make_keys(memory.admin.database_url)
     with serve(create_app(memory)) as base:
         yield Served(f"{base}/mcp", keys, memory)
 
@@ -146,16 +146,16 @@ async def test_the_reference_script_over_stdio(store_url: str) -> None:
         assert {t.name for t in (await client.list_tools()).tools} >= GRAPH_TOOLS
         await reference_script(client)
     with TrueMem(store_url) as memory:
-        assert sorted(e.name for e in memory.list_entities("ana")) == [
+        assert sorted(e.name for e in memory.graph.list_entities("ana")) == [
             "Ana", "PostgreSQL", "TrueMem"]
-        assert memory.list_entities("bob") == []
+        assert memory.graph.list_entities("bob") == []
 
 
 async def test_the_reference_script_over_http(served: Served) -> None:
     async with http_client(served, "acme_ana") as client:
         await reference_script(client)
-    assert len(await served.memory.alist_entities("acme/ana")) == 3
-    assert await served.memory.alist_entities("ana") == []
+    assert len(await served.memory.graph.alist_entities("acme/ana")) == 3
+    assert await served.memory.graph.alist_entities("ana") == []
 
 
 async def test_a_read_only_key_sees_only_the_reading_tools(served: Served) -> None:
@@ -170,7 +170,7 @@ async def test_a_read_only_key_sees_only_the_reading_tools(served: Served) -> No
                                 ("add_memory", {"text": "Likes jazz"})]
         for name, arguments in writes:
             assert "read-only" in await refused(reader, name, **arguments)
-    assert [e.name for e in await served.memory.alist_entities("acme/ana")] == ["Ana"]
+    assert [e.name for e in await served.memory.graph.alist_entities("acme/ana")] == ["Ana"]
 
 
 async def test_two_users_graphs_never_mix(served: Served) -> None:
@@ -197,7 +197,7 @@ async def test_two_users_graphs_never_mix(served: Served) -> None:
         assert ordered(shown)["entities"] == [ANA, TRUEMEM]
         assert len(shown["relations"]) == 2
     for user in ("acme/bob", "beta/ana"):
-        assert [e.name for e in await served.memory.alist_entities(user)] == ["Ana"]
+        assert [e.name for e in await served.memory.graph.alist_entities(user)] == ["Ana"]
 
 
 CHAIN = [("Cheap VPS", "caused", "Disk full", "The VPS had a 10 GB disk"),
@@ -274,7 +274,7 @@ async def test_bad_input_is_a_tool_error_and_writes_nothing(memory: TrueMem) -> 
         assert "acme" not in message and "Traceback" not in message
         assert "Traceback" not in await refused(client, "create_relations", relations=[
             {"from": "Ana", "to": "", "relationType": "knows"}])
-    assert await memory.alist_entities("acme/ana") == []
+    assert await memory.graph.alist_entities("acme/ana") == []
 
 
 def test_the_shapes_are_pure_functions_of_the_graph() -> None:
@@ -328,8 +328,8 @@ async def test_the_graph_is_also_the_reference_servers_resource(memory: TrueMem)
     async def ana() -> Caller:
         return Caller(memory, "ana", read_only=True)
 
-    await memory.aadd_observations("ana", [ObservationSpec("Ana", "Lives in Lisbon",
-                                                           entity_type="person")])
+    await memory.graph.aadd_observations("ana", [ObservationSpec("Ana", "Lives in Lisbon",
+                                                                 entity_type="person")])
     async with Client(build_server(ana)) as client:
         listed = (await client.list_resources()).resources
         assert [(str(r.uri), r.mime_type) for r in listed] == [

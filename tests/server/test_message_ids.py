@@ -70,7 +70,7 @@ async def test_a_tenant_sees_opaque_message_ids_the_same_everywhere(store_url: s
             m["id"] for m in ben["recent"]}
 
     async with TrueMem(store_url) as memory:  # another process, a re-embedded store
-        await memory.areembed()
+        await memory.admin.areembed()
         async with Client(build_server(_caller(memory, await of_store(store_url)))) as mcp:
             result = await mcp.call_tool("record", {"user_message": "And I like tea.",
                                                     "assistant_message": "Nice.",

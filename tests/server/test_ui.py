@@ -257,15 +257,15 @@ async def test_conversations_are_shown_escaped_kept_to_their_user_and_forgotten_
     assert (confirm.status_code, refused.status_code) == (403, 403)
     bob = await signed_in(api, user="bob")
     assert (await bob.get("/ui/users/ana/sessions")).status_code == 403
-    assert len(await api.memory.alist_sessions("acme/ana")) == 1
+    assert len(await api.memory.sessions.alist("acme/ana")) == 1
 
     client = await signed_in(api)
     forgotten = await client.post("/ui/users/ana/conversation/forget",
                                   data={"id": "trip/2024 <b>"}, headers=ORIGIN)
     assert (forgotten.status_code, forgotten.headers["location"]) == (
         303, "/ui/users/ana/sessions?done=forgotten")
-    assert await api.memory.alist_sessions("acme/ana") == []
-    assert len(await api.memory.alist_sessions("beta/ana")) == 1  # another tenant's stays
+    assert await api.memory.sessions.alist("acme/ana") == []
+    assert len(await api.memory.sessions.alist("beta/ana")) == 1  # another tenant's stays
     assert [m.text for m in await api.memory.alist_memories("acme/ana")] == ["Lives in Porto"]
     missing = await client.get("/ui/users/ana/conversation")
     assert missing.status_code == 422 and "Traceback" not in missing.text
@@ -294,4 +294,4 @@ async def test_a_conversation_that_is_not_there_is_a_404_page_and_one_of_a_summa
     assert "We talked about Kyoto." in shown.text and "Forget this conversation" in shown.text
     forget = await client.post("/ui/users/ana/conversation/forget",
                                data={"id": "only-summary"}, headers=ORIGIN)
-    assert forget.status_code == 303 and await api.memory.alist_sessions("acme/ana") == []
+    assert forget.status_code == 303 and await api.memory.sessions.alist("acme/ana") == []

@@ -114,7 +114,7 @@ def _seed(memory: TrueMem) -> None:
 @pytest.fixture
 def site(memory: TrueMem) -> Iterator[Site]:
     _seed(memory)
-    keys = _keys(memory.database_url)
+    keys = _keys(memory.admin.database_url)
     with serve(create_app(memory)) as base:
         yield Site(f"{base}/ui", memory, keys)
 
@@ -161,7 +161,7 @@ def test_sign_in_pick_a_user_and_search_with_reasons(page: Page, site: Site,
     expect(rows).to_have_count(5)
     expect(rows.first).to_contain_text("Is allergic to peanuts")  # most important first
     with ThreadPoolExecutor(1) as aside:  # Playwright's loop runs in this thread
-        ids = aside.submit(asyncio.run, of_store(site.memory.database_url)).result()
+        ids = aside.submit(asyncio.run, of_store(site.memory.admin.database_url)).result()
     shown = ids.shown(1)  # the message stored first
     expect(page.locator("tr", has_text="Is vegetarian")).to_contain_text(
         f"from message #{shown}")
@@ -229,7 +229,7 @@ def test_read_a_conversation_and_forget_it(page: Page, site: Site, shots: Path) 
     page.get_by_role("button", name="Forget the conversation").click()
     expect(page.get_by_role("status")).to_have_text("Conversation forgotten.")
     expect(page.locator("table.sessions")).to_have_count(0)
-    assert site.memory.list_sessions("acme/ana") == []
+    assert site.memory.sessions.list("acme/ana") == []
     assert any("Lisbon" in m.text for m in site.memory.list_memories("acme/ana"))
 
 
@@ -259,18 +259,18 @@ def _seed_graph(memory: TrueMem) -> datetime:
     """ana's project graph: PostgreSQL 14 replaced by 16, and a causal chain; returns an
     instant before the migration."""
     user = "acme/ana"
-    memory.add_entities(user, [EntitySpec("TrueMem", "project", ("the memory service",))])
-    memory.add_observations(user, [
+    memory.graph.add_entities(user, [EntitySpec("TrueMem", "project", ("the memory service",))])
+    memory.graph.add_observations(user, [
         ObservationSpec("TrueMem", "Stores long-term memories for the support bot",
                         entity_type="project"),
         ObservationSpec("TrueMem", "Deployed on one VPS in Lisbon", entity_type="project")])
-    memory.add_relations(user, [RelationSpec("Ana", "works_on", "TrueMem", source_type="person"),
-                                RelationSpec("TrueMem", "uses", "PostgreSQL 14",
-                                             target_type="tool")])
+    memory.graph.add_relations(user, [
+        RelationSpec("Ana", "works_on", "TrueMem", source_type="person"),
+        RelationSpec("TrueMem", "uses", "PostgreSQL 14", target_type="tool")])
     time.sleep(1.1)  # the as-of field has whole seconds
     before = datetime.now(UTC)
     time.sleep(1.1)
-    memory.add_relations(user, [
+    memory.graph.add_relations(user, [
         RelationSpec("TrueMem", "uses", "PostgreSQL 16", target_type="tool",
                      replaces="PostgreSQL 14"),
         RelationSpec("Disk full", "caused", "Outage", confidence=0.9,

@@ -37,21 +37,21 @@ async def instant() -> datetime:
 async def seed(memory: TrueMem) -> dict[str, datetime]:
     """TrueMem the project: it used PostgreSQL 14, then migrated to 16; a disk that
     filled up caused an outage of it, a cheap VPS caused the full disk."""
-    await memory.aadd_entities(ANA, [EntitySpec("TrueMem", "project", ("tm",))])
-    await memory.aadd_observations(ANA, [
+    await memory.graph.aadd_entities(ANA, [EntitySpec("TrueMem", "project", ("tm",))])
+    await memory.graph.aadd_observations(ANA, [
         ObservationSpec("TrueMem", "Stores long-term memories", entity_type="project"),
         ObservationSpec("TrueMem", "Runs in Lisbon", entity_type="project")])
-    await memory.aadd_relations(ANA, [
+    await memory.graph.aadd_relations(ANA, [
         RelationSpec("TrueMem", "uses", "PostgreSQL 14", target_type="tool")])
     before_migration = await instant()
-    await memory.aadd_relations(ANA, [
+    await memory.graph.aadd_relations(ANA, [
         RelationSpec("TrueMem", "uses", "PostgreSQL 16", target_type="tool",
                      replaces="PostgreSQL 14"),
         RelationSpec("Disk full", "caused", "Outage", evidence="Postgres stopped at 03:12"),
         RelationSpec("Outage", "blocked", "TrueMem", evidence="No writes for an hour"),
         RelationSpec("Cheap VPS", "caused", "Disk full", evidence="A 10 GB disk")])
     before_retraction = await instant()
-    assert await memory.adelete_observations(ANA, "TrueMem", ["Runs in Lisbon"]) == 1
+    assert await memory.graph.adelete_observations(ANA, "TrueMem", ["Runs in Lisbon"]) == 1
     return {"before_migration": before_migration, "before_retraction": before_retraction}
 
 
@@ -67,7 +67,7 @@ def section(html: str, name: str) -> str:
 
 
 async def entity_url(memory: TrueMem, name: str) -> str:
-    return f"/ui/users/ana/entities/{(await memory.aget_entity(ANA, name)).id}"
+    return f"/ui/users/ana/entities/{(await memory.graph.aget_entity(ANA, name)).id}"
 
 
 async def test_an_entity_page_shows_its_time_lines_causes_and_effects(api: Api) -> None:
@@ -145,8 +145,9 @@ async def test_the_entity_list_finds_by_words_type_and_instant(api: Api) -> None
 
 async def test_scopes_hold_and_another_users_entity_is_not_found(api: Api) -> None:
     await seed(api.memory)
-    theirs = (await api.memory.aadd_entities("beta/ana", [EntitySpec("Secret", "project")]))[0]
-    bobs = (await api.memory.aadd_entities("acme/bob", [EntitySpec("Hidden", "project")]))[0]
+    theirs = (await api.memory.graph.aadd_entities(
+        "beta/ana", [EntitySpec("Secret", "project")]))[0]
+    bobs = (await api.memory.graph.aadd_entities("acme/bob", [EntitySpec("Hidden", "project")]))[0]
     for path in ("/ui/users/ana/entities", await entity_url(api.memory, "TrueMem")):
         response = await api.client.get(path)
         assert (response.status_code, response.headers["location"]) == (303, "/ui/login")
@@ -164,9 +165,9 @@ async def test_scopes_hold_and_another_users_entity_is_not_found(api: Api) -> No
 
 async def test_names_and_evidence_are_escaped_and_bad_instants_are_pages(api: Api) -> None:
     hostile = '<script>alert("x")</script>'
-    await api.memory.aadd_relations(ANA, [RelationSpec(
+    await api.memory.graph.aadd_relations(ANA, [RelationSpec(
         f"Bobby {hostile}", "caused", "Outage", evidence=f"said {hostile}")])
-    await api.memory.aadd_observations(ANA, [ObservationSpec("Outage", f"Was {hostile}")])
+    await api.memory.graph.aadd_observations(ANA, [ObservationSpec("Outage", f"Was {hostile}")])
     client = await signed_in(api)
     pages = [await client.get("/ui/users/ana/entities"),
              await client.get(await entity_url(api.memory, "Outage"))]

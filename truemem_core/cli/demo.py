@@ -65,7 +65,7 @@ def run_demo(database: str | None = None, out: Callable[[str], None] = print) ->
         # its background jobs run here: a TRUEMEM_REDIS_URL set for production is no
         # worker of this throw-away store
         with TrueMem(url, redis_url="") as memory:
-            out(f"TrueMem demo — store: {memory.database_url}\n")
+            out(f"TrueMem demo — store: {memory.admin.database_url}\n")
             out("Session 1 · model: gpt-4o (scripted)")
             for said, reply in FIRST_SESSION:  # gpt-4o's scripted replies
                 context = memory.get_context(USER, "monday", said)

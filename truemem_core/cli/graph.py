@@ -1,9 +1,8 @@
 """``truemem graph show|why|export --user U``: the knowledge graph from the command line.
 
-``app`` registers the parser and calls ``run`` with an open ``TrueMem`` (typed
-here by the methods used). Times are ISO 8601; one without an offset is UTC.
-Mistakes are ``InvalidInputError`` (``app.main`` prints them as one
-``truemem: error:`` line).
+``app`` registers the parser and calls ``run`` with an open ``TrueMem``. Times are
+ISO 8601; one without an offset is UTC. Mistakes are ``InvalidInputError``
+(``app.main`` prints them as one ``truemem: error:`` line).
 """
 
 from __future__ import annotations
@@ -12,27 +11,9 @@ import argparse
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from truemem_core import Entity, Graph, Hop, InvalidInputError, Observation, Relation
-
-
-class GraphReader(Protocol):
-    def get_entity(self, user_id: str, name_or_id: str, *, as_of: datetime | None = ...,
-                   valid_at: datetime | None = ...) -> Entity: ...
-
-    def list_observations(self, user_id: str, entity: str | None = ..., *,
-                          as_of: datetime | None = ..., valid_at: datetime | None = ...
-                          ) -> list[Observation]: ...
-
-    def neighbours(self, user_id: str, entity: str, *, as_of: datetime | None = ...,
-                   valid_at: datetime | None = ...) -> list[Relation]: ...
-
-    def causes(self, user_id: str, entity: str, *, depth: int = ...,
-               as_of: datetime | None = ..., valid_at: datetime | None = ...) -> list[Hop]: ...
-
-    def graph(self, user_id: str, *, as_of: datetime | None = ...,
-              valid_at: datetime | None = ...) -> Graph: ...
+from truemem_core import Graph, Hop, InvalidInputError, Observation, Relation, TrueMem
 
 
 def instant(text: str) -> datetime:
@@ -64,16 +45,16 @@ def add_parser(commands: Any) -> None:
         sub.add_argument("--valid-at", type=instant, help="what was true at this time")
 
 
-def run(args: argparse.Namespace, memory: GraphReader) -> None:
+def run(args: argparse.Namespace, memory: TrueMem) -> None:
     when = {"as_of": args.as_of, "valid_at": args.valid_at}
     if args.action == "show":
         print("\n".join(_show(memory, args.user, args.entity, when)))
     elif args.action == "why":
-        entity = memory.get_entity(args.user, args.entity, as_of=args.as_of)
-        hops = memory.causes(args.user, args.entity, depth=args.depth, **when)
+        entity = memory.graph.get_entity(args.user, args.entity, as_of=args.as_of)
+        hops = memory.graph.causes(args.user, args.entity, depth=args.depth, **when)
         print("\n".join(why_lines(entity.name, hops)))
     else:
-        text = json.dumps(reference_shape(memory.graph(args.user, **when)), indent=2,
+        text = json.dumps(reference_shape(memory.graph.get(args.user, **when)), indent=2,
                           ensure_ascii=False)
         _write(text, args.output)
 
@@ -102,14 +83,14 @@ def relation_line(rel: Relation) -> str:
             f"{evidence}")
 
 
-def _show(memory: GraphReader, user: str, entity: str | None,
+def _show(memory: TrueMem, user: str, entity: str | None,
           when: dict[str, Any]) -> list[str]:
     if entity is not None:
-        found = memory.get_entity(user, entity, as_of=when["as_of"])
-        graph = Graph([found], memory.list_observations(user, found.id, **when),
-                      memory.neighbours(user, found.id, **when))
+        found = memory.graph.get_entity(user, entity, as_of=when["as_of"])
+        graph = Graph([found], memory.graph.list_observations(user, found.id, **when),
+                      memory.graph.neighbours(user, found.id, **when))
     else:
-        graph = memory.graph(user, **when)
+        graph = memory.graph.get(user, **when)
     return show_lines(graph)
 
 

@@ -13,13 +13,13 @@ from truemem_core.cli.progress import bar
 
 def reembed(args: argparse.Namespace, memory: TrueMem) -> None:
     with bar("re-embedding") as update:
-        count = memory.reembed(progress=update)
+        count = memory.admin.reembed(progress=update)
     print(f"re-embedded {count} vectors (memories and past messages)")
 
 
 def maintain(args: argparse.Namespace, memory: TrueMem) -> None:
     for user in args.user:
-        changes = memory.maintain(user)
+        changes = memory.admin.maintain(user)
         for memory_id, state in sorted(changes.items()):
             print(f"{memory_id}  {state:<9}  {user}")
         noun = "memory" if len(changes) == 1 else "memories"

@@ -246,7 +246,7 @@ class ServeThread(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._memory.serve_jobs(threads=self._threads)
+            self._memory.admin.serve_jobs(threads=self._threads)
         except BaseException as exc:  # handed to the main thread, which reports it
             self.error = exc
 
@@ -277,7 +277,7 @@ def _store_problem(memory: TrueMem) -> str | None:
     try:
         memory.list_memories(PROBE_USER)
     except StorageError as exc:
-        if not is_outage(exc) or memory.database_url.startswith("sqlite"):
+        if not is_outage(exc) or memory.admin.database_url.startswith("sqlite"):
             raise  # a file that cannot be opened has no server to wait for
         return "no connection"
     return None

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, memory: TrueMem) -> None:
         restored = memory.import_user(args.user, _read_export(args.file))
         print(f"imported {len(restored)} memories for user {args.user!r}")
     elif args.action == "syntheses":
-        found = memory.list_syntheses(args.user)
+        found = memory.syntheses.list(args.user)
         if args.json:
             print(json.dumps([item.to_dict() for item in found], indent=2, ensure_ascii=False))
         for item in [] if args.json else found:

@@ -217,7 +217,7 @@ class Database:
                 f"this store's vectors were made with {found['embedding_model']} "
                 f"({found['embedding_dimension']} dimensions) but this TrueMem embeds with "
                 f"{model} ({dimension}); pass the same embedder, or re-embed the store with "
-                "`truemem reembed` (TrueMem.reembed())"
+                "`truemem reembed` (memory.admin.reembed())"
             )
 
     async def set_embedder(self, conn: AsyncConnection, model: str, dimension: int) -> None:

@@ -118,14 +118,14 @@ class TrueMemChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        state = self.memory.get_session(self.user_id, self.session_id)
-        found = [self.memory.get_item(self.user_id, self.namespace, str(m.id))
+        state = self.memory.sessions.get(self.user_id, self.session_id)
+        found = [self.memory.items.get(self.user_id, self.namespace, str(m.id))
                  for m in state.recent]
         return self._assemble(state.summary, state.recent, [f and f.value for f in found])
 
     async def aget_messages(self) -> list[BaseMessage]:
-        state = await self.memory.aget_session(self.user_id, self.session_id)
-        found = [await self.memory.aget_item(self.user_id, self.namespace, str(m.id))
+        state = await self.memory.sessions.aget(self.user_id, self.session_id)
+        found = [await self.memory.items.aget(self.user_id, self.namespace, str(m.id))
                  for m in state.recent]
         return self._assemble(state.summary, state.recent, [f and f.value for f in found])
 
@@ -143,13 +143,13 @@ class TrueMemChatMessageHistory(BaseChatMessageHistory):
             if plan.turns else []
         values, needed, after, last = _values(plan, ids)
         if after and last is None:  # steps alone: they follow the session's last turn
-            recent = self.memory.get_session(self.user_id, self.session_id, recent=1).recent
+            recent = self.memory.sessions.get(self.user_id, self.session_id, recent=1).recent
             if recent:
                 last = str(recent[-1].id)
-                stored = self.memory.get_item(self.user_id, self.namespace, last)
+                stored = self.memory.items.get(self.user_id, self.namespace, last)
                 values[last] = stored.value if stored else _bare(recent[-1])
         for key, value in _writes(values, needed, after, last).items():
-            self.memory.put_item(self.user_id, self.namespace, key, value)
+            self.memory.items.put(self.user_id, self.namespace, key, value)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         plan = _plan(messages)
@@ -157,26 +157,26 @@ class TrueMemChatMessageHistory(BaseChatMessageHistory):
             if plan.turns else []
         values, needed, after, last = _values(plan, ids)
         if after and last is None:
-            state = await self.memory.aget_session(self.user_id, self.session_id, recent=1)
+            state = await self.memory.sessions.aget(self.user_id, self.session_id, recent=1)
             if state.recent:
                 last = str(state.recent[-1].id)
-                stored = await self.memory.aget_item(self.user_id, self.namespace, last)
+                stored = await self.memory.items.aget(self.user_id, self.namespace, last)
                 values[last] = stored.value if stored else _bare(state.recent[-1])
         for key, value in _writes(values, needed, after, last).items():
-            await self.memory.aput_item(self.user_id, self.namespace, key, value)
+            await self.memory.items.aput(self.user_id, self.namespace, key, value)
 
     def clear(self) -> None:
         """Forget this session's messages, summary and what was kept beside them;
         long-term memories stay."""
-        self.memory.clear_session(self.user_id, self.session_id)
-        while found := self.memory.search_items(self.namespace, user_id=self.user_id,
+        self.memory.sessions.clear(self.user_id, self.session_id)
+        while found := self.memory.items.search(self.namespace, user_id=self.user_id,
                                                 limit=_PAGE):
             for item in found:
-                self.memory.delete_item(self.user_id, self.namespace, item.key)
+                self.memory.items.delete(self.user_id, self.namespace, item.key)
 
     async def aclear(self) -> None:
-        await self.memory.aclear_session(self.user_id, self.session_id)
-        while found := await self.memory.asearch_items(self.namespace, user_id=self.user_id,
+        await self.memory.sessions.aclear(self.user_id, self.session_id)
+        while found := await self.memory.items.asearch(self.namespace, user_id=self.user_id,
                                                        limit=_PAGE):
             for item in found:
-                await self.memory.adelete_item(self.user_id, self.namespace, item.key)
+                await self.memory.items.adelete(self.user_id, self.namespace, item.key)

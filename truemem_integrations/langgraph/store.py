@@ -121,14 +121,14 @@ class TrueMemStore(BaseStore):
         results: list[Result] = []
         for op in ops:
             name, args, kwargs = self._call(op)
-            results.append(self._result(op, getattr(self.memory, name)(*args, **kwargs)))
+            results.append(self._result(op, getattr(self.memory.items, name)(*args, **kwargs)))
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         results: list[Result] = []
         for op in ops:
             name, args, kwargs = self._call(op)
-            results.append(self._result(op, await getattr(self.memory, "a" + name)(
+            results.append(self._result(op, await getattr(self.memory.items, "a" + name)(
                 *args, **kwargs)))
         return results
 
@@ -160,27 +160,27 @@ class TrueMemStore(BaseStore):
         return namespace[self.user_at]
 
     def _call(self, op: Op) -> Call:
-        """The ``TrueMem`` method (sync name) and arguments that carry out ``op``."""
+        """The ``memory.items`` method (sync name) and arguments that carry out ``op``."""
         if isinstance(op, GetOp):
-            return "get_item", (self._user(op.namespace), op.namespace, op.key), {}
+            return "get", (self._user(op.namespace), op.namespace, op.key), {}
         if isinstance(op, PutOp):
             user = self._user(op.namespace)
             if op.value is None:
-                return "delete_item", (user, op.namespace, op.key), {}
+                return "delete", (user, op.namespace, op.key), {}
             self._refuse_ttl(op.ttl)
             text = None if op.index is False else text_of(
                 op.value, self.fields if op.index is None else op.index)
-            return "put_item", (user, op.namespace, op.key, op.value), {
+            return "put", (user, op.namespace, op.key, op.value), {
                 "text": text, "importance": self.importance}
         if isinstance(op, SearchOp):
             prefix = op.namespace_prefix
-            return "search_items", (prefix,), {
+            return "search", (prefix,), {
                 "user_id": prefix[self.user_at] if len(prefix) > self.user_at else None,
                 # an empty query is no query, as in LangGraph's own stores
                 "query": op.query or None, "filter": op.filter, "limit": op.limit,
                 "offset": op.offset}
         if isinstance(op, ListNamespacesOp):
-            return "item_namespaces", (), {}
+            return "namespaces", (), {}
         raise InvalidInputError(f"TrueMemStore does not know the operation {op!r}")
 
     @staticmethod

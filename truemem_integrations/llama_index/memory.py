@@ -91,11 +91,11 @@ class TrueMemMemory(BaseMemory):
 
     def get_all(self) -> list[ChatMessage]:
         """The running summary, the recent messages, and a user message awaiting its reply."""
-        state = self.memory.get_session(self.user_id, self.session_id)
+        state = self.memory.sessions.get(self.user_id, self.session_id)
         return [*summary_message(state.summary), *from_messages(state.recent), *self._waiting()]
 
     async def aget_all(self) -> list[ChatMessage]:
-        state = await self.memory.aget_session(self.user_id, self.session_id)
+        state = await self.memory.sessions.aget(self.user_id, self.session_id)
         return [*summary_message(state.summary), *from_messages(state.recent), *self._waiting()]
 
     # -- put ------------------------------------------------------------------------
@@ -131,9 +131,9 @@ class TrueMemMemory(BaseMemory):
         """Forget this session's messages and summary; long-term memories stay."""
         with self._lock:
             self._pending = None
-        self.memory.clear_session(self.user_id, self.session_id)
+        self.memory.sessions.clear(self.user_id, self.session_id)
 
     async def areset(self) -> None:
         with self._lock:
             self._pending = None
-        await self.memory.aclear_session(self.user_id, self.session_id)
+        await self.memory.sessions.aclear(self.user_id, self.session_id)

@@ -49,7 +49,7 @@ async def record(body: RecordRequest, principal: Writer, memory: Memory,
 async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
     """Each session's id, message count, first and latest message times and summary,
     the one with the latest message first."""
-    return [SessionInfoOut.of(info) for info in await memory.alist_sessions(user)]
+    return [SessionInfoOut.of(info) for info in await memory.sessions.alist(user)]
 
 
 @router.get("/users/{user_id}/syntheses", response_model=list[SynthesisOut],
@@ -57,7 +57,7 @@ async def list_sessions(user: ReadUser, memory: Memory) -> list[SessionInfoOut]:
 async def list_syntheses(user: ReadUser, memory: Memory, ids: Ids) -> list[SynthesisOut]:
     """A summary of each stretch of five user messages of each past session, with the
     messages it draws on and the days it spans, the earliest first."""
-    return [SynthesisOut.of(item, ids) for item in await memory.alist_syntheses(user)]
+    return [SynthesisOut.of(item, ids) for item in await memory.syntheses.alist(user)]
 
 
 @router.get("/users/{user_id}/sessions/{session_id:path}", response_model=SessionOut,
@@ -77,14 +77,14 @@ async def get_session(
 async def clear_session(user: WriteUser, session_id: str, memory: Memory) -> Response:
     """Delete the session's messages, summary and synthesis; long-term memories stay."""
     await _held(memory, user, session_id, recent=1)
-    await memory.aclear_session(user, session_id)
+    await memory.sessions.aclear(user, session_id)
     return Response(status_code=204)
 
 
 async def _held(memory: TrueMem, user: str, session_id: str, recent: int | None) -> SessionState:
     """The session's state; 404 for a session that holds nothing, neither a message nor
     a summary: one never recorded, or cleared."""
-    state = await memory.aget_session(user, session_id, recent=recent)
+    state = await memory.sessions.aget(user, session_id, recent=recent)
     if not state.recent and state.summary is None:
         raise NotFound("no such session for this user")
     return state

@@ -71,8 +71,8 @@ async def entities_page(
 ) -> Response:
     stored = storage_id(principal, user)
     at = moment(as_of)
-    found = await memory.alist_entities(stored, type=type.strip() or None,
-                                        query=q.strip() or None, as_of=at, limit=MAX_ENTITIES)
+    found = await memory.graph.alist_entities(stored, type=type.strip() or None,
+                                              query=q.strip() or None, as_of=at, limit=MAX_ENTITIES)
     return page(request, "entities.html", user=user, entities=found, q=q, type=type.strip(),
                 as_of=field_value(at), at=at, limited=len(found) == MAX_ENTITIES)
 
@@ -85,17 +85,17 @@ async def entity_page(
     stored = storage_id(principal, user)
     at = moment(as_of)
     try:
-        found = await memory.aget_entity(stored, entity, as_of=at)
+        found = await memory.graph.aget_entity(stored, entity, as_of=at)
     except NotFoundError:
         return page(request, "error.html", 404, message="no such entity for this user"
                     + (" at that time" if at is not None else ""))
     if found.id != entity:  # named by its name or an alias: its page is at its id
         return see(f"{entities_url(request, user)}/{path_part(found.id)}"
                    + (f"?as_of={field_value(at)}" if at is not None else ""))
-    observations, relations = await memory.aentity_timeline(
+    observations, relations = await memory.graph.aentity_timeline(
         stored, found.id, as_of=at, include_retracted=retracted)
-    causes = await memory.acauses(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
-    effects = await memory.aeffects(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
+    causes = await memory.graph.acauses(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
+    effects = await memory.graph.aeffects(stored, found.id, depth=CHAIN_DEPTH, as_of=at)
     return page(request, "entity.html", user=user, entity=found, observations=observations,
                 relations=[(r, r.source_id == found.id) for r in relations],
                 causes=causes, effects=effects, as_of=field_value(at), at=at,

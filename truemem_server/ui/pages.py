@@ -150,7 +150,7 @@ async def delete_memory(request: Request, user: str, memory_id: str, principal: 
 @router.get("/users/{user}/sessions")
 async def sessions_page(request: Request, user: str, principal: Viewer, memory: Memory,
                         done: str = "") -> Response:
-    listed = await memory.alist_sessions(storage_id(principal, user))
+    listed = await memory.sessions.alist(storage_id(principal, user))
     return page(request, "sessions.html", user=user, sessions=listed, notice=NOTICES.get(done))
 
 
@@ -160,8 +160,8 @@ async def _conversation(
     """The user's session ``session_id`` and its last ``recent`` messages; an id that is
     none is a 422 page (the read checks it), an unknown one a 404 page. (The id is a
     query parameter: ids may hold "/", which a path segment may not.)"""
-    state = await memory.aget_session(stored, session_id, recent=recent)
-    for info in await memory.alist_sessions(stored):
+    state = await memory.sessions.aget(stored, session_id, recent=recent)
+    for info in await memory.sessions.alist(stored):
         if info.session_id == session_id:
             return info, state
     raise NotFound("no such conversation for this user")
@@ -172,7 +172,7 @@ async def conversation_page(request: Request, user: str, principal: Viewer, memo
                             id: SessionId) -> Response:
     stored = storage_id(principal, user)
     info, state = await _conversation(memory, stored, id, recent=SHOWN_MESSAGES)
-    syntheses = [item for item in await memory.alist_syntheses(stored)
+    syntheses = [item for item in await memory.syntheses.alist(stored)
                  if (item.kind, item.key) == ("session", id)]
     return page(request, "conversation.html", user=user, session_id=id, state=state,
                 total=info.messages, syntheses=syntheses)
@@ -190,7 +190,7 @@ async def forget_conversation(request: Request, user: str, principal: Editor, me
                               id: Annotated[str, Form(min_length=1, max_length=255)]) -> Response:
     stored = storage_id(principal, user)
     await _conversation(memory, stored, id)
-    await memory.aclear_session(stored, id)
+    await memory.sessions.aclear(stored, id)
     return see(f"{user_url(request, user)}/sessions?done=forgotten")
 
 

@@ -1,4 +1,4 @@
-"""The users of one tenant, for the inspector's user picker (``TrueMem.list_users``).
+"""The users of one tenant, for the inspector's user picker (``memory.admin.list_users``).
 
 Every id of tenant ``acme`` is stored as ``acme/…``: the tenant's users are the
 store's users whose id starts with ``acme/``, shown without it. Listing reads every
@@ -68,5 +68,5 @@ def in_tenant(tenant: str, listed: list[UserInfo]) -> list[TenantUser]:
 
 async def tenant_users(memory: TrueMem, tenant: str, prefix: str = "") -> list[TenantUser]:
     """Up to ``MAX_USERS`` users of ``tenant`` whose id starts with ``prefix``."""
-    listed = await memory.alist_users(id_prefix(tenant, prefix), limit=MAX_USERS)
+    listed = await memory.admin.alist_users(id_prefix(tenant, prefix), limit=MAX_USERS)
     return in_tenant(tenant, listed)

@@ -163,7 +163,7 @@ def test_record_is_one_statement_on_its_own_on_postgres(memory: TrueMem, backend
     # outside a transaction. SQLite: the session, the messages, the jobs, in one.
     assert sent == (["WITH"] if backend == "postgres" else
                     ["BEGIN", "INSERT", "INSERT", "WITH"]), sent
-    state = memory.get_session("ana", "s")
+    state = memory.sessions.get("ana", "s")
     assert [m.content for m in state.recent] == ["hello", "hi", "I live in Porto",
                                                           "Nice!"]
     ids = [m.id for m in state.recent]

@@ -300,13 +300,13 @@ def test_imported_messages_are_recallable_at_once(memory: TrueMem) -> None:
 
 def test_said_at_dates_a_message_and_is_validated(memory: TrueMem) -> None:
     [said] = memory.record_messages("ana", "s", [("user", "Hello", MARCH)])
-    assert memory.get_session("ana", "s").recent[0].created_at == MARCH
+    assert memory.sessions.get("ana", "s").recent[0].created_at == MARCH
     for bad in ([("user", "Hi", datetime(2024, 3, 8))], [("user", "Hi", "2024-03-08")],
                 [("user", "Hi", MARCH, "extra")]):
         with pytest.raises(InvalidInputError):
             memory.record_messages("ana", "t", bad)  # type: ignore[arg-type]
-    assert [m.id for m in memory.get_session("ana", "s").recent] == [said]
-    assert memory.get_session("ana", "t").recent == []
+    assert [m.id for m in memory.sessions.get("ana", "s").recent] == [said]
+    assert memory.sessions.get("ana", "t").recent == []
 
 
 def test_a_turn_with_nothing_visible_is_skipped_and_the_others_are_kept(
@@ -318,17 +318,17 @@ def test_a_turn_with_nothing_visible_is_skipped_and_the_others_are_kept(
         ("assistant", "\u200b\u2060 \ufeff"), ("user", "I moved to Lisbon last year."),
         ("assistant", "Sunny, 24 degrees.")])
     assert [i is None for i in ids] == [False, True, True, False, False]
-    recent = memory.get_session("ana", "s").recent
+    recent = memory.sessions.get("ana", "s").recent
     assert [(m.id, m.role, m.content) for m in recent] == [
         (ids[0], "user", "What's the weather in Lisbon?"),
         (ids[3], "user", "I moved to Lisbon last year."),
         (ids[4], "assistant", "Sunny, 24 degrees.")]
     assert memory.record_messages("ana", "t", [("assistant", "  ")]) == [None]
-    assert memory.get_session("ana", "t").recent == []
+    assert memory.sessions.get("ana", "t").recent == []
     # an exchange whose reply is blank keeps the user's message
     recorded = memory.record("ana", "u", "I have a cat named Miso.", "\u200b")
     assert recorded.assistant_message_id is None
-    assert [m.content for m in memory.get_session("ana", "u").recent] == [
+    assert [m.content for m in memory.sessions.get("ana", "u").recent] == [
         "I have a cat named Miso."]
     memory.drain()
     assert any("Miso" in m.text for m in memory.list_memories("ana"))
@@ -336,7 +336,7 @@ def test_a_turn_with_nothing_visible_is_skipped_and_the_others_are_kept(
     for bad in ["\x00", "\ud800", "ok \x00"]:
         with pytest.raises(InvalidInputError, match=r"NUL|surrogate|visible"):
             memory.record_messages("ana", "v", [("user", "Hello"), ("assistant", bad)])
-    assert memory.get_session("ana", "v").recent == []
+    assert memory.sessions.get("ana", "v").recent == []
     with pytest.raises(InvalidInputError, match="no visible character"):
         memory.record("ana", "v", "\u200b", "Hello!")  # the user's message must say something
 

@@ -17,28 +17,28 @@ from truemem_core.storage.schema import utcnow
 
 def test_the_largest_entity_batches_are_written_and_retracted(memory: TrueMem) -> None:
     names = [f"entity {n}" for n in range(MAX_ITEMS)]
-    added = memory.add_entities("ana", [
+    added = memory.graph.add_entities("ana", [
         {"name": name, "type": "thing", "aliases": [f"alias {name}"]} for name in names])
     assert [x.name for x in added] == names
-    again = memory.add_entities("ana", [{"name": f"alias {name}"} for name in names])
+    again = memory.graph.add_entities("ana", [{"name": f"alias {name}"} for name in names])
     assert [x.id for x in again] == [x.id for x in added]  # found by alias, not created
-    assert memory.delete_entities("ana", names) == MAX_ITEMS
-    assert memory.list_entities("ana") == []
+    assert memory.graph.delete_entities("ana", names) == MAX_ITEMS
+    assert memory.graph.list_entities("ana") == []
 
 
 def test_the_largest_relation_batch_is_written_and_retracted(memory: TrueMem) -> None:
     batch = [{"source": f"person {n}", "type": "knows", "target": f"friend {n}"}
              for n in range(MAX_ITEMS)]
-    added = memory.add_relations("ana", batch)
+    added = memory.graph.add_relations("ana", batch)
     assert [(r.source, r.target) for r in added] == [
         (f"person {n}", f"friend {n}") for n in range(MAX_ITEMS)]
-    assert memory.delete_relations("ana", batch) == MAX_ITEMS
-    assert memory.list_relations("ana") == []
+    assert memory.graph.delete_relations("ana", batch) == MAX_ITEMS
+    assert memory.graph.list_relations("ana") == []
 
 
 def test_erasure_and_closing_take_thousands_of_memories(memory: TrueMem) -> None:
     """What a bulk add closes, or a deletion forgets, is looked up a chunk at a time."""
-    memory.add_relations("ana", [{"source": "ana", "type": "knows", "target": "ben"}])
+    memory.graph.add_relations("ana", [{"source": "ana", "type": "knows", "target": "ben"}])
     ids = [f"memory-{n:05d}" for n in range(3000)]
 
     async def run() -> None:
@@ -48,21 +48,21 @@ def test_erasure_and_closing_take_thousands_of_memories(memory: TrueMem) -> None
             await erasure.forget_memories(conn, "ana", ids)
 
     memory._loop.run(run())
-    assert [(r.source, r.target) for r in memory.list_relations("ana")] == [("ana", "ben")]
+    assert [(r.source, r.target) for r in memory.graph.list_relations("ana")] == [("ana", "ben")]
 
 
 def test_the_graph_comes_in_pages(memory: TrueMem) -> None:
     """``graph()`` answered 100,000 relations at once: ``limit`` pages it, ``next_offset``
     says where the next page starts."""
-    memory.add_relations("ana", [{"source": f"p{n}", "type": "knows", "target": f"q{n}"}
-                                 for n in range(5)])
-    memory.add_observations("ana", [{"entity": f"p{n}", "text": f"Met in year {n}"}
-                                    for n in range(5)])
+    memory.graph.add_relations("ana", [{"source": f"p{n}", "type": "knows", "target": f"q{n}"}
+                                       for n in range(5)])
+    memory.graph.add_observations("ana", [{"entity": f"p{n}", "text": f"Met in year {n}"}
+                                          for n in range(5)])
     now = utcnow()
-    whole = memory.graph("ana", as_of=now)
+    whole = memory.graph.get("ana", as_of=now)
     pages, offset = [], 0
     while offset is not None:
-        pages.append(memory.graph("ana", as_of=now, limit=3, offset=offset))
+        pages.append(memory.graph.get("ana", as_of=now, limit=3, offset=offset))
         offset = pages[-1].next_offset
     assert [page.next_offset for page in pages] == [3, 6, 9, None]  # 10 entities, 5 relations
     assert [x for page in pages for x in page.entities] == whole.entities
@@ -74,4 +74,4 @@ def test_the_graph_comes_in_pages(memory: TrueMem) -> None:
     assert whole.next_offset is None
     for bad in ({"limit": 0}, {"limit": True}, {"offset": -1}, {"offset": "3"}):
         with pytest.raises(InvalidInputError):
-            memory.graph("ana", **bad)  # type: ignore[arg-type]
+            memory.graph.get("ana", **bad)  # type: ignore[arg-type]

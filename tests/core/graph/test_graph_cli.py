@@ -18,9 +18,9 @@ APRIL_1 = datetime(2026, 4, 1, tzinfo=UTC)
 @pytest.fixture
 def store(store_url: str) -> str:
     with TrueMem(store_url) as memory:
-        memory.add_entities("ana", [{"name": "db-1", "entityType": "server",
-                                     "observations": ["Runs in Frankfurt"]}])
-        memory.add_relations("ana", [
+        memory.graph.add_entities("ana", [{"name": "db-1", "entityType": "server",
+                                           "observations": ["Runs in Frankfurt"]}])
+        memory.graph.add_relations("ana", [
             RelationSpec("db-1", "runs", "PostgreSQL 14", valid_from=MARCH_1),
             RelationSpec("db-1", "runs", "PostgreSQL 16", valid_from=APRIL_1,
                          replaces="PostgreSQL 14"),

@@ -40,43 +40,44 @@ def test_delete_memory_removes_what_it_gave_the_graph(memory: TrueMem) -> None:
     derive(memory, "ana", first.id)
     derive(memory, "ana", second.id, GraphFacts(
         relations=(RelationSpec("Ana", "plays", "violin"), RelationSpec("Ana", "knows", "db-1"))))
-    memory.add_relations("bob", [RelationSpec("Atlas", "uses", "db-1")])
-    memory.delete_relations("ana", [RelationSpec("outage", "led_to", "migration")])  # retracted
+    memory.graph.add_relations("bob", [RelationSpec("Atlas", "uses", "db-1")])
+    # retracted:
+    memory.graph.delete_relations("ana", [RelationSpec("outage", "led_to", "migration")])
     memory.delete_memory("ana", first.id)
     left = rows(memory, select(graph_entities.c.name).where(graph_entities.c.user_id == "ana"))
     # db-1 stays: a relation of the second memory still uses it
     assert sorted(row.name for row in left) == ["Ana", "db-1", "violin"]
     assert graph_rows(memory, "ana") == {
         "graph_relations": 2, "graph_observations": 0, "graph_entities": 3}
-    assert [(r.source, r.target) for r in memory.list_relations("bob")] == [("Atlas", "db-1")]
+    assert [(r.source, r.target) for r in memory.graph.list_relations("bob")] == [("Atlas", "db-1")]
 
 
 def test_erase_user_leaves_no_graph_row(memory: TrueMem) -> None:
     kept = memory.add_memory("ana", "Atlas runs on db-1")
     derive(memory, "ana", kept.id)
-    memory.add_entities("ana", [{"name": "Lisbon", "entityType": "place"}])
-    memory.delete_entities("ana", ["Lisbon"])  # a retracted row is a row too
-    memory.add_relations("bob", [RelationSpec("Atlas", "uses", "db-1")])
+    memory.graph.add_entities("ana", [{"name": "Lisbon", "entityType": "place"}])
+    memory.graph.delete_entities("ana", ["Lisbon"])  # a retracted row is a row too
+    memory.graph.add_relations("bob", [RelationSpec("Atlas", "uses", "db-1")])
     memory.erase_user("ana")
     assert graph_rows(memory, "ana") == dict.fromkeys(
         ("graph_relations", "graph_observations", "graph_entities"), 0)
-    assert len(memory.graph("bob").relations) == 1
+    assert len(memory.graph.get("bob").relations) == 1
 
 
 def test_the_graph_travels_with_export_and_import(memory: TrueMem) -> None:
     fact = memory.add_memory("ana", "Atlas runs on db-1")
     derive(memory, "ana", fact.id)
-    memory.add_relations("ana", [RelationSpec("Atlas", "uses", "db-2", replaces="db-1")])
+    memory.graph.add_relations("ana", [RelationSpec("Atlas", "uses", "db-2", replaces="db-1")])
     exported = memory.export_user("ana")
     [copy] = memory.import_user("eve", exported)
-    mine, theirs = memory.graph("ana"), memory.graph("eve")
+    mine, theirs = memory.graph.get("ana"), memory.graph.get("eve")
     assert [(r.source, r.type, r.target) for r in theirs.relations] == [
         (r.source, r.type, r.target) for r in mine.relations]
     assert [o.text for o in theirs.observations] == [o.text for o in mine.observations]
     assert [o.source_memory_id for o in theirs.observations] == [copy.id]
     assert graph_rows(memory, "eve") == graph_rows(memory, "ana")  # history too
     memory.import_user("eve", exported)  # again: the same entities, not a second copy
-    assert len(memory.list_entities("eve")) == len(mine.entities)
+    assert len(memory.graph.list_entities("eve")) == len(mine.entities)
 
 
 def test_a_folded_memory_hands_its_graph_rows_to_the_survivor(memory: TrueMem) -> None:
@@ -90,7 +91,7 @@ def test_a_folded_memory_hands_its_graph_rows_to_the_survivor(memory: TrueMem) -
         async with memory._core.db.transaction() as conn:
             await repoint_memories(conn, "ana", {absorbed.id: survivor.id})
     memory._loop.run(fold())
-    graph = memory.graph("ana")
+    graph = memory.graph.get("ana")
     assert {o.source_memory_id for o in graph.observations} == {survivor.id}
     assert {r.evidence_memory_ids for r in graph.relations} == {(survivor.id,)}
     memory.delete_memory("ana", survivor.id)

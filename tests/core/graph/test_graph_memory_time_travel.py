@@ -68,7 +68,7 @@ def test_a_fact_closed_since_is_seen_at_an_instant_it_held(memory: TrueMem) -> N
 def test_time_travel_to_now_shows_what_is_shown_without_it(memory: TrueMem) -> None:
     """What pruning or decay archived was never closed: travelling in time does not bring
     it back, as the facts closed since come back."""
-    with TrueMem(memory.database_url, settings=Settings(memory_limit=2)) as small:
+    with TrueMem(memory.admin.database_url, settings=Settings(memory_limit=2)) as small:
         for text in ("Lives in Porto", "Works as a nurse at St Mary's",
                      "Has a cat named Miso", "Plays the cello on Sundays"):
             small.add_memory("ana", text, importance=1)

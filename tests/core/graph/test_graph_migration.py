@@ -14,16 +14,16 @@ async def test_the_graph_tables_come_and_go(tmp_url: str) -> None:
     await migrate(tmp_url, "upgrade", "0009")
     assert not GRAPH & await tables(tmp_url)
     async with TrueMem(tmp_url) as memory:  # opening the store upgrades it
-        await memory.aadd_relations("ana", [RelationSpec("Atlas", "uses", "db-1")])
+        await memory.graph.aadd_relations("ana", [RelationSpec("Atlas", "uses", "db-1")])
     assert await tables(tmp_url) >= GRAPH
     await migrate(tmp_url, "stamp", "0009")
     await migrate(tmp_url, "upgrade", "head")  # 0010 again, over its own tables
     async with TrueMem(tmp_url) as memory:
-        assert [r.target for r in await memory.alist_relations("ana")] == ["db-1"]
+        assert [r.target for r in await memory.graph.alist_relations("ana")] == ["db-1"]
         # the partial unique index: a retracted entity's name can be used again
-        await memory.adelete_entities("ana", ["Atlas"])
-        await memory.aadd_entities("ana", [{"name": "Atlas"}])
-        assert len(await memory.alist_entities("ana")) == 2
+        await memory.graph.adelete_entities("ana", ["Atlas"])
+        await memory.graph.aadd_entities("ana", [{"name": "Atlas"}])
+        assert len(await memory.graph.alist_entities("ana")) == 2
     await migrate(tmp_url, "downgrade", "0009")
     assert not GRAPH & await tables(tmp_url)
     await migrate(tmp_url, "upgrade", "head")

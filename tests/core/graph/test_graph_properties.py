@@ -66,24 +66,26 @@ class Model:
 def _apply(memory: TrueMem, user: str, model: Model, step: tuple[Any, ...]) -> None:
     if step[0] == "add":
         _, source, target, date = step
-        memory.add_relations(user, [RelationSpec(source, "uses", target, valid_from=DATES[date])])
+        memory.graph.add_relations(
+            user, [RelationSpec(source, "uses", target, valid_from=DATES[date])])
         model.add((source, target), DATES[date])
     elif step[0] == "replace":
         _, source, target, date, old = step
-        memory.add_relations(user, [RelationSpec(source, "uses", target, valid_from=DATES[date],
-                                                 replaces=old)])
+        memory.graph.add_relations(user, [RelationSpec(
+            source, "uses", target, valid_from=DATES[date], replaces=old)])
         if old != target:
             model.close((source, old), DATES[date])
         model.add((source, target), DATES[date])
     else:
         _, source, target = step
-        memory.delete_relations(user, [{"from": source, "relationType": "uses", "to": target}])
+        memory.graph.delete_relations(
+            user, [{"from": source, "relationType": "uses", "to": target}])
         model.facts.pop((source, target), None)
 
 
 def _view(memory: TrueMem, user: str, **when: datetime) -> list[tuple[Any, ...]]:
     return [(r.id, r.source, r.target, r.valid_from, r.valid_to)
-            for r in memory.list_relations(user, **when)]
+            for r in memory.graph.list_relations(user, **when)]
 
 
 @PROPERTY
@@ -137,18 +139,18 @@ def test_nothing_crosses_users(memory: TrueMem, mine: list[tuple[str, str]],
     ana, bob = f"ana-{uuid.uuid4()}", f"bob-{uuid.uuid4()}"
     for user, pairs in ((ana, mine), (bob, theirs)):
         if pairs:
-            memory.add_relations(user, [RelationSpec(x, "caused", y) for x, y in pairs])
-    own = {x.id for x in memory.list_entities(ana)}
-    assert {x.name for x in memory.list_entities(ana)} == {n for pair in mine for n in pair}
-    assert {(r.source, r.target) for r in memory.list_relations(ana)} == set(mine)
-    for relation in memory.graph(ana).relations:
+            memory.graph.add_relations(user, [RelationSpec(x, "caused", y) for x, y in pairs])
+    own = {x.id for x in memory.graph.list_entities(ana)}
+    assert {x.name for x in memory.graph.list_entities(ana)} == {n for pair in mine for n in pair}
+    assert {(r.source, r.target) for r in memory.graph.list_relations(ana)} == set(mine)
+    for relation in memory.graph.get(ana).relations:
         assert {relation.source_id, relation.target_id} <= own
     names = sorted({n for pair in mine for n in pair})
     for a in names:
-        for hop in memory.causes(ana, a, depth=6) + memory.effects(ana, a, depth=6):
+        for hop in memory.graph.causes(ana, a, depth=6) + memory.graph.effects(ana, a, depth=6):
             assert {hop.relation.source_id, hop.relation.target_id} <= own
         for b in names:
             if a != b:
-                chain = memory.path(ana, a, b)
+                chain = memory.graph.path(ana, a, b)
                 assert (len(chain) or None) == _shortest(mine, a, b)
                 assert all({r.source_id, r.target_id} <= own for r in chain)

@@ -8,16 +8,16 @@ from truemem_core.graph.reads import current_facts, find_entities
 
 
 def test_find_entities_and_current_facts(memory: TrueMem) -> None:
-    memory.add_observations("ana", [ObservationSpec("db-1", "Runs in Frankfurt"),
-                                    ObservationSpec("db-1", "Was in Paris"),
-                                    ObservationSpec("Atlas", "A billing service")])
-    memory.add_relations("ana", [RelationSpec("Atlas", "uses", "db-1"),
-                                 RelationSpec("db-1", "runs", "PostgreSQL 14"),
-                                 RelationSpec("db-1", "runs", "PostgreSQL 16",
+    memory.graph.add_observations("ana", [ObservationSpec("db-1", "Runs in Frankfurt"),
+                                          ObservationSpec("db-1", "Was in Paris"),
+                                          ObservationSpec("Atlas", "A billing service")])
+    memory.graph.add_relations("ana", [RelationSpec("Atlas", "uses", "db-1"),
+                                       RelationSpec("db-1", "runs", "PostgreSQL 14"),
+                                       RelationSpec("db-1", "runs", "PostgreSQL 16",
                                               replaces="PostgreSQL 14"),
                                  RelationSpec("Atlas", "owned_by", "Ana")])
-    memory.delete_observations("ana", "db-1", ["Was in Paris"])
-    memory.add_relations("bob", [RelationSpec("db-1", "runs", "MySQL")])
+    memory.graph.delete_observations("ana", "db-1", ["Was in Paris"])
+    memory.graph.add_relations("bob", [RelationSpec("db-1", "runs", "MySQL")])
 
     async def read() -> tuple[list[str], list[str], list[str]]:
         async with memory._core.db.transaction(readonly=True) as conn:

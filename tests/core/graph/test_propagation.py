@@ -67,7 +67,7 @@ def test_a_memory_linked_to_a_hub_decays_slower(store_url: str) -> None:
         execute(memory, update(memories).where(memories.c.user_id == "ana").values(
             created_at=month_ago, last_accessed_at=month_ago))
         execute(memory, update(memories).where(memories.c.id.in_(hub)).values(retrievals=12))
-        memory.maintain("ana")
+        memory.admin.maintain("ana")
         scores = dict(rows(memory, select(memories.c.id, memories.c.dynamic_score).where(
             memories.c.id.in_([linked, isolated]))))
         assert scores[linked] > scores[isolated] > 0

@@ -131,7 +131,7 @@ def test_mem0_import_twice_keeps_text_user_and_times_without_duplicates(
         assert [m.text for m in memory.list_memories("sam")] == [
             "Plays the cello in a community orchestra"]
         # each mem0 memory is kept at ("mem0", user) under its mem0 id
-        kept = memory.get_item("alex", ("mem0", "alex"), "0b8d1c7e-2f0e-4a51-9b53-1c1b3b8d9a10")
+        kept = memory.items.get("alex", ("mem0", "alex"), "0b8d1c7e-2f0e-4a51-9b53-1c1b3b8d9a10")
         assert kept is not None and kept.memory_id == alex["Is vegetarian"].id
         assert kept.value["metadata"] == {"category": "food"}
 
@@ -199,7 +199,7 @@ def test_admission_control_rejects_noise_and_a_second_run_skips_it_too(
     assert "3 already imported" in again
     with TrueMem(store_url) as memory:
         assert [m.text for m in memory.list_memories("uma")] == ["Lives in Lisbon"]
-        noise = memory.get_item("uma", ("mem0", "uma"), "1")
+        noise = memory.items.get("uma", ("mem0", "uma"), "1")
         assert noise is not None and noise.memory_id is None  # kept, indexed by nothing
 
 

@@ -153,7 +153,7 @@ def test_prune_archives_lowest_importance_oldest_first(store_url: str) -> None:
         archived = {m.text: m for m in memory.list_memories("ana", include_archived=True)}
         assert archived[FACTS[5][0]].state == "archived"
         assert memory.history("ana", archived[FACTS[5][0]].id)[-1].action == "pruned"
-        assert memory.prune("ana") == []
+        assert memory.admin.prune("ana") == []
         # equal importance: the oldest goes first
         memory.add_memory("ana", "Collects vinyl records", importance=3)
         assert FACTS[1][0] not in {m.text for m in memory.list_memories("ana")}
@@ -169,18 +169,18 @@ def test_maintain_leaves_what_pruning_archived_as_it_is(store_url: str) -> None:
         assert len(pruned) == 2
         events = {m.id: len(memory.history("ana", m.id)) for m in added}
         for _ in range(2):
-            assert memory.maintain("ana") == {}
+            assert memory.admin.maintain("ana") == {}
         after = memory.list_memories("ana", include_archived=True)
         assert {m.id for m in after if m.state == "archived"} == pruned
         assert {m.id: len(memory.history("ana", m.id)) for m in added} == events
         # a memory pruned by maintenance itself gets its "pruned" event, and only that
         with TrueMem(store_url, settings=Settings(memory_limit=4)) as smaller:
-            changed = smaller.maintain("ana")
+            changed = smaller.admin.maintain("ana")
             [gone] = changed
             assert changed == {gone: "archived"}
             assert [e.action for e in smaller.history("ana", gone)][-1:] == ["pruned"]
             assert len(smaller.history("ana", gone)) == events[gone] + 1
-            assert smaller.maintain("ana") == {}
+            assert smaller.admin.maintain("ana") == {}
 
 
 def test_prune_never_touches_important_memories(store_url: str) -> None:
@@ -188,7 +188,7 @@ def test_prune_never_touches_important_memories(store_url: str) -> None:
         for text, _ in FACTS[:6]:
             memory.add_memory("ana", text, importance=4)
         assert len(memory.list_memories("ana")) == 6
-        assert memory.prune("ana") == []
+        assert memory.admin.prune("ana") == []
 
 
 def test_restated_archived_memory_comes_back(store_url: str) -> None:
@@ -282,7 +282,7 @@ async def test_async_api_from_another_loop(memory: TrueMem) -> None:
     assert hits[0].memory.id == added.id
     await memory.aupdate_memory("ana", added.id, importance=5)
     assert [e.action for e in await memory.ahistory("ana", added.id)] == ["added", "updated"]
-    assert await memory.aprune("ana") == []
+    assert await memory.admin.aprune("ana") == []
     exported = await memory.aexport_user("ana")
     assert len(await memory.aimport_user("ben", exported)) == 1
     await memory.adelete_memory("ana", added.id)
@@ -366,12 +366,12 @@ def test_feedback_and_lifecycle(store_url: str) -> None:
             memory.feedback("ana", minor.id, "meh")  # type: ignore[arg-type]
         # fresh memories stay active, but one the user called irrelevant twice is
         # down-ranked, unless it is protected (importance >= 4)
-        assert memory.maintain("ana") == {wrong.id: "ephemeral"}
+        assert memory.admin.maintain("ana") == {wrong.id: "ephemeral"}
 
         # half a year without use
         assert execute(memory, update(memories).values(
             created_at=utcnow() - timedelta(days=180))) == 3
-        assert memory.maintain("ana") == {minor.id: "archived", wrong.id: "archived"}
+        assert memory.admin.maintain("ana") == {minor.id: "archived", wrong.id: "archived"}
         assert memory.get_memory("ana", key.id).state == "active"  # importance 4 is protected
         assert [m.id for m in memory.list_memories("ana")] == [key.id]
         # stating it again brings it back
@@ -401,19 +401,19 @@ def test_maintain_rewrites_only_the_scores_that_moved(memory: TrueMem) -> None:
     added = [memory.add_memory("ana", text, importance=importance)
              for text, importance in FACTS[:4]]
     with memory_rows_scored() as written:
-        assert memory.maintain("ana") == {}
+        assert memory.admin.maintain("ana") == {}
     assert sorted(written) == sorted(m.id for m in added)  # never scored before
     first = dict(rows(memory, select(memories.c.id, memories.c.dynamic_score)))
     # a moment later every score is within SCORE_STEP of the stored one: no row rewritten
     with memory_rows_scored() as written:
-        assert memory.maintain("ana") == {}
+        assert memory.admin.maintain("ana") == {}
     assert written == []
     # one memory unused for 40 days: only its row is rewritten, with its lower score
     stale = added[1].id
     execute(memory, update(memories).where(memories.c.id == stale).values(
         created_at=utcnow() - timedelta(days=40)))
     with memory_rows_scored() as written:
-        assert memory.maintain("ana") == {}
+        assert memory.admin.maintain("ana") == {}
     assert written == [stale]
     now = dict(rows(memory, select(memories.c.id, memories.c.dynamic_score)))
     assert now[stale] < first[stale] - SCORE_STEP
@@ -450,7 +450,7 @@ def test_a_fact_called_wrong_is_closed_whatever_its_importance(memory: TrueMem) 
     served = {m.id for m in context.facts}
     assert allergy.id not in served and "peanuts" not in context.to_system_prompt()
     assert [m.id for m in memory.list_memories("ana")] == [cats.id]
-    assert memory.maintain("ana") == {}  # not raised again by its importance
+    assert memory.admin.maintain("ana") == {}  # not raised again by its importance
     assert memory.get_memory("ana", allergy.id).state == "archived"
     again = memory.add_memory("ana", "Is allergic to peanuts", importance=5)
     assert (again.id, again.state, again.valid_to) == (allergy.id, "active", None)
@@ -480,7 +480,7 @@ def test_a_fact_called_wrong_then_restated_or_corrected_is_current_and_stays(
         memory.update_memory("ana", coffee.id, text="Drinks coffee with one sugar")
     now = memory.get_memory("ana", coffee.id)
     assert (now.state, now.valid_to) == ("active", None)
-    assert memory.maintain("ana") == {}
+    assert memory.admin.maintain("ana") == {}
     assert coffee.id in {h.memory.id for h in memory.search("ana", "coffee sugar")}
 
 
@@ -498,7 +498,7 @@ def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
     before = memory.search("ana", "my dog Max", k=2, mode="vector")
     assert before[0].memory.id == dog.id
     _twice_irrelevant(memory, dog.id)
-    assert memory.maintain("ana") == {dog.id: "ephemeral"}
+    assert memory.admin.maintain("ana") == {dog.id: "ephemeral"}
     after = memory.search("ana", "my dog Max", k=2, mode="vector")
     assert [h.memory.id for h in after][-1] == dog.id  # still found, ranked lower
     assert after[-1].score < before[0].score
@@ -507,7 +507,7 @@ def test_ephemeral_memories_are_down_ranked(memory: TrueMem) -> None:
 def test_a_retrieved_memory_is_active_again(memory: TrueMem) -> None:
     dog = memory.add_memory("ana", "Has a golden retriever named Max", importance=2)
     _twice_irrelevant(memory, dog.id)
-    assert memory.maintain("ana") == {dog.id: "ephemeral"}
+    assert memory.admin.maintain("ana") == {dog.id: "ephemeral"}
     context = memory.get_context("ana", "s", "Tell me about my dog Max")
     assert dog.id in {hit.memory.id for hit in context.memories}
     memory.drain()

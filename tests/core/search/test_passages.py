@@ -122,7 +122,7 @@ def test_passages_go_with_their_session_and_their_user(store_url: str) -> None:
                                                    ("assistant", essay(before=9), MAY)])
         memory.drain()
         assert _passages(store_url, "ana") > 5 and _passages(store_url, "ben") > 5
-        memory.clear_session("ana", "ops")
+        memory.sessions.clear("ana", "ops")
         left = db_access.rows(store_url, select(passages.c.session_id).where(
             passages.c.user_id == "ana").distinct())
         assert [row.session_id for row in left] == ["later"]
@@ -155,7 +155,7 @@ def test_reembedding_recomputes_passages_with_the_new_model(tmp_url: str) -> Non
     models = select(passages.c.embedding_model).distinct()
     assert [row[0] for row in db_access.rows(tmp_url, models)] == ["tiny-test-embedder"]
     with TrueMem(tmp_url) as memory:
-        memory.reembed()
+        memory.admin.reembed()
         assert [row[0] for row in db_access.rows(tmp_url, models)] == ["all-MiniLM-L6-v2"]
         context = memory.get_context("ana", "now", "Where is the staging database password kept?")
     assert "secret/staging/postgres" in context.recalled[0].content

@@ -139,7 +139,7 @@ def test_record_writes_directly_on_postgres(
     through SQLAlchemy: the messages, and jobs of the same kinds."""
     def recorded(user: str) -> tuple[Any, ...]:
         said = store.record(user, "later", "I moved to Porto last spring", "How exciting!")
-        state = store.get_session(user, "later")
+        state = store.sessions.get(user, "later")
         return ([(m.role, m.content, m.tokens) for m in state.recent],
                 [key.partition(":")[0] for key in said.jobs], said)
 

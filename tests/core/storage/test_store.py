@@ -89,7 +89,7 @@ def test_other_embedder_is_refused_until_reembedded(store_url: str) -> None:
         with pytest.raises(EmbedderMismatchError, match="all-MiniLM-L6-v2"):
             other.list_memories("ana")
         seen: list[tuple[int, int]] = []
-        assert other.reembed(progress=lambda done, total: seen.append((done, total))) == 2
+        assert other.admin.reembed(progress=lambda done, total: seen.append((done, total))) == 2
         assert seen[-1] == (2, 2)
         assert len(other.search("ana", "Lisbon")) == 2
     with TrueMem(store_url) as memory, pytest.raises(EmbedderMismatchError):

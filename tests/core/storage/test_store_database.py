@@ -19,25 +19,26 @@ async def test_the_store_lists_its_users_by_prefix(memory: TrueMem) -> None:
     await memory.aadd_memory("acme/ana", "Plays the cello")
     await memory.arecord("acme/carl", "s1", "Hello there", "Hi!")
     await memory.arecord("acme/ana", "s1", "Hello again", "Hi!")
-    listed = await memory.alist_users("acme/")
+    listed = await memory.admin.alist_users("acme/")
     assert [(u.user_id, u.memories, u.sessions) for u in listed] == [
         ("acme/ana", 2, 1), ("acme/bo", 1, 0), ("acme/bob", 1, 0), ("acme/carl", 0, 1)]
     ana = listed[0]
     assert ana.last_change is not None and ana.last_change.tzinfo is not None
     assert ana.to_dict()["last_change"] == ana.last_change.isoformat()
-    assert [u.user_id for u in await memory.alist_users("acme/bo")] == ["acme/bo", "acme/bob"]
-    assert [u.user_id for u in await memory.alist_users("acme%")] == ["acme%/x"]  # no wildcard
-    assert [u.user_id for u in await memory.alist_users("acme/", limit=2)] == [
+    assert [u.user_id for u in await memory.admin.alist_users("acme/bo")] == ["acme/bo", "acme/bob"]
+    # no wildcard:
+    assert [u.user_id for u in await memory.admin.alist_users("acme%")] == ["acme%/x"]
+    assert [u.user_id for u in await memory.admin.alist_users("acme/", limit=2)] == [
         "acme/ana", "acme/bo"]
-    assert len(await memory.alist_users()) == 6
+    assert len(await memory.admin.alist_users()) == 6
     for bad in ({"prefix": 3}, {"prefix": "a\x00"}, {"limit": 0}, {"limit": True}):
         with pytest.raises(InvalidInputError):
-            await memory.alist_users(**bad)  # type: ignore[arg-type]
+            await memory.admin.alist_users(**bad)  # type: ignore[arg-type]
 
 
 def test_the_sync_twin_lists_the_same(memory: TrueMem) -> None:
     memory.add_memory("acme/ana", "Lives in Lisbon")
-    assert [u.user_id for u in memory.list_users("acme/")] == ["acme/ana"]
+    assert [u.user_id for u in memory.admin.list_users("acme/")] == ["acme/ana"]
 
 
 async def test_a_store_database_is_ready_once_migrated_and_keeps_one_secret(

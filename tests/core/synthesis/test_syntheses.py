@@ -41,7 +41,7 @@ def test_a_session_synthesis_keeps_the_sentences_it_draws_on_and_only_their_sour
 ) -> None:
     ids = memory.record_messages("ana", "garden", GARDEN)
     memory.drain()
-    [synthesis] = memory.list_syntheses("ana")
+    [synthesis] = memory.syntheses.list("ana")
     assert (synthesis.kind, synthesis.key) == ("session", "garden")
     assert synthesis.text == ("I started a vegetable garden behind the house this spring. "
                               "I planted tomatoes and basil in the raised beds on Saturday.")
@@ -59,15 +59,15 @@ def test_a_session_of_three_user_messages_gets_a_synthesis_rebuilt_as_it_grows(
         ("user", "The slugs ate every lettuce seedling in April."), ("assistant", "Oh no.")])
     assert f"synthesize:{first.assistant_message_id}" in first.jobs  # one job a record
     memory.drain()
-    assert memory.list_syntheses("ana") == []  # two messages: its turns say it as briefly
+    assert memory.syntheses.list("ana") == []  # two messages: its turns say it as briefly
     memory.record("ana", "garden", "We moved the beds under a net in May.", "Good idea.")
     memory.drain()
-    [synthesis] = memory.list_syntheses("ana")
+    [synthesis] = memory.syntheses.list("ana")
     assert synthesis.message_ids[:2] == [first.user_message_id, later[0]]
     assert "slugs ate every lettuce" in synthesis.text and "net in May" in synthesis.text
     memory.record("ana", "garden", "The first tomatoes ripened in late July.", "Lovely.")
     memory.drain()
-    [rebuilt] = memory.list_syntheses("ana")
+    [rebuilt] = memory.syntheses.list("ana")
     assert rebuilt.id == synthesis.id and "tomatoes ripened" in rebuilt.text
     assert len(rebuilt.message_ids) == 4
     # its words are indexed again: found by what the rebuild added
@@ -81,7 +81,7 @@ def test_only_the_job_of_the_latest_record_writes_it(store_url: str) -> None:
         ids = memory.record_messages("ana", "garden", GARDEN)
         later = memory.record("ana", "garden", "The first tomatoes ripened in late July.", "Ok.")
         memory.drain()
-        [synthesis] = memory.list_syntheses("ana")
+        [synthesis] = memory.syntheses.list("ana")
         assert synthesis.message_ids == [ids[0], later.user_message_id]
         assert len(llm.prompts) == 1  # the first record's job found a later one and stopped
         assert "[4] (" in llm.prompts[0][1]["content"]  # it read the session as it is now
@@ -93,13 +93,13 @@ def test_a_cleared_session_takes_its_synthesis_and_erasure_takes_them_all(
     memory.record_messages("ana", "garden", GARDEN)
     memory.record_messages("ana", "kitchen", BOAT)
     memory.drain()
-    assert {s.key for s in memory.list_syntheses("ana")} == {"garden", "kitchen"}
-    memory.clear_session("ana", "garden")
-    assert [s.key for s in memory.list_syntheses("ana")] == ["kitchen"]
+    assert {s.key for s in memory.syntheses.list("ana")} == {"garden", "kitchen"}
+    memory.sessions.clear("ana", "garden")
+    assert [s.key for s in memory.syntheses.list("ana")] == ["kitchen"]
     context = memory.get_context("ana", "new", "What did I plant in the garden beds?")
     assert "tomatoes" not in context.to_system_prompt()
     memory.erase_user("ana")
-    assert memory.list_syntheses("ana") == []
+    assert memory.syntheses.list("ana") == []
 
 
 def test_a_job_that_read_a_session_cleared_meanwhile_writes_no_synthesis(
@@ -107,16 +107,16 @@ def test_a_job_that_read_a_session_cleared_meanwhile_writes_no_synthesis(
 ) -> None:
     memory.record_messages("ana", "garden", GARDEN)
     # the session is cleared before the worker gets to its jobs
-    memory.clear_session("ana", "garden")
+    memory.sessions.clear("ana", "garden")
     memory.drain()
-    assert memory.list_syntheses("ana") == []
+    assert memory.syntheses.list("ana") == []
 
 
 def test_syntheses_are_never_another_users(memory: TrueMem) -> None:
     memory.record_messages("ana", "garden", GARDEN)
     memory.record_messages("bob", "boat", BOAT)
     memory.drain()
-    assert [s.key for s in memory.list_syntheses("bob")] == ["boat"]
+    assert [s.key for s in memory.syntheses.list("bob")] == ["boat"]
     for question in ("What did I plant in the raised beds?", "tomatoes basil garden"):
         context = memory.get_context("bob", "new", question)
         assert all(hit.synthesis.user_id == "bob" for hit in context.syntheses)
@@ -130,11 +130,11 @@ def test_export_and_import_keep_a_synthesis_with_its_sources_renamed(memory: Tru
     [item] = exported["syntheses"]
     assert item["key"] == "garden" and "tomatoes" in item["text"]
     memory.import_user("eve", exported)
-    [copy] = memory.list_syntheses("eve")
-    [original] = memory.list_syntheses("ana")
+    [copy] = memory.syntheses.list("eve")
+    [original] = memory.syntheses.list("ana")
     assert (copy.text, copy.first_at, copy.last_at) == (
         original.text, original.first_at, original.last_at)
-    eve_said = {m.content: m.id for m in memory.get_session("eve", "garden", recent=50).recent}
+    eve_said = {m.content: m.id for m in memory.sessions.get("eve", "garden", recent=50).recent}
     assert copy.message_ids == [eve_said[GARDEN[0][1]], eve_said[GARDEN[4][1]]]
     # found by words and by meaning, as the original is
     context = memory.get_context("eve", "new", "What did I plant in the raised beds?")
@@ -191,7 +191,7 @@ def test_with_an_llm_the_synthesis_is_its_points_and_their_sources(store_url: st
     with TrueMem(store_url, llm=llm) as memory:
         ids = memory.record_messages("ana", "garden", GARDEN)
         memory.drain()
-        [synthesis] = memory.list_syntheses("ana")
+        [synthesis] = memory.syntheses.list("ana")
         assert synthesis.text == ("Started a vegetable garden. "
                                   "Planted tomatoes and basil in raised beds.")
         assert synthesis.message_ids == [ids[0], ids[4]]  # 7 was never shown: dropped
@@ -206,7 +206,7 @@ def test_with_an_llm_that_answers_garbage_twice_the_synthesis_is_extractive(
     with TrueMem(store_url, llm=_Writer("no")) as memory:
         ids = memory.record_messages("ana", "garden", GARDEN)
         memory.drain()
-        [synthesis] = memory.list_syntheses("ana")
+        [synthesis] = memory.syntheses.list("ana")
         assert synthesis.message_ids == [ids[0], ids[4]]
         assert synthesis.text.startswith("I started a vegetable garden")
 
@@ -243,7 +243,7 @@ def test_a_long_session_is_synthesised_by_stretches_and_an_exchange_rebuilds_the
     with TrueMem(store_url, llm=llm) as memory:
         ids = memory.record_messages("ana", "boat", _planks(2 * PART_MESSAGES + 3))
         memory.drain()
-        stretches = memory.list_syntheses("ana")
+        stretches = memory.syntheses.list("ana")
         assert [(s.key, s.part) for s in stretches] == [("boat", 0), ("boat", 1), ("boat", 2)]
         said = ids[::2]  # the user's messages
         for n, synthesis in enumerate(stretches):  # each draws on its own stretch only
@@ -254,11 +254,11 @@ def test_a_long_session_is_synthesised_by_stretches_and_an_exchange_rebuilds_the
         assert len(llm.prompts) == 4  # the last stretch, not the whole session
         assert "varnished the mast" in llm.prompts[-1][1]["content"]
         assert "plank number 0" not in llm.prompts[-1][1]["content"]
-        rebuilt = memory.list_syntheses("ana")
+        rebuilt = memory.syntheses.list("ana")
         assert [s.updated_at for s in rebuilt[:2]] == [s.updated_at for s in stretches[:2]]
         assert rebuilt[2].updated_at > stretches[2].updated_at
-        memory.clear_session("ana", "boat")
-        assert memory.list_syntheses("ana") == []  # every stretch goes with the session
+        memory.sessions.clear("ana", "boat")
+        assert memory.syntheses.list("ana") == []  # every stretch goes with the session
 
 
 def test_export_and_import_keep_each_stretch(memory: TrueMem) -> None:
@@ -267,5 +267,5 @@ def test_export_and_import_keep_each_stretch(memory: TrueMem) -> None:
     exported = memory.export_user("ana")
     assert [s["part"] for s in exported["syntheses"]] == [0, 1]
     memory.import_user("bea", exported)
-    assert [(s.key, s.part, s.text) for s in memory.list_syntheses("bea")] == [
-        (s.key, s.part, s.text) for s in memory.list_syntheses("ana")]
+    assert [(s.key, s.part, s.text) for s in memory.syntheses.list("bea")] == [
+        (s.key, s.part, s.text) for s in memory.syntheses.list("ana")]

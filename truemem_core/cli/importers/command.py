@@ -68,6 +68,6 @@ def run(args: argparse.Namespace, memory: TrueMem, bar: Bar) -> None:
     records = parse(args.source, read(args.file), args.file, user=args.user,
                     user_at=args.user_at)
     with bar("importing") as update:
-        report = memory.import_records(records, dry_run=args.dry_run, progress=update,
-                                       batch_size=args.batch_size)
+        report = memory.items.import_records(records, dry_run=args.dry_run, progress=update,
+                                             batch_size=args.batch_size)
     print(summary(report, dry_run=args.dry_run))
