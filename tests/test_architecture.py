@@ -291,3 +291,17 @@ def test_each_sync_method_is_derived_from_its_async_twin(tmp_path: Path) -> None
         assert getattr(sync, "__wrapped__", None) is coro, name
         assert inspect.signature(sync) == inspect.signature(coro), name
         assert sync.__doc__ == coro.__doc__ and sync.__name__ == name, name
+
+
+def test_the_search_filters_are_defined_once() -> None:
+    """``SearchFilters`` names ``search``'s filters; the validator, the HTTP body and the
+    LangChain retriever's options are that list, not copies of it."""
+    import inspect
+
+    from truemem_core.search.filters import FILTERS, make_filters
+    from truemem_integrations.langchain.retriever import SEARCH_OPTIONS
+    from truemem_server.models import SearchRequest
+
+    assert set(inspect.signature(make_filters).parameters) == FILTERS
+    assert set(SearchRequest.model_fields) - {"user_id", "query", "k", "mode"} == FILTERS
+    assert FILTERS | {"k", "mode"} == SEARCH_OPTIONS

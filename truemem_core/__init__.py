@@ -63,6 +63,7 @@ from truemem_core.records import (
     fact_line,
     synthesis_line,
 )
+from truemem_core.search.filters import SearchFilters
 from truemem_core.settings import Settings
 from truemem_core.storage.database import require_store, resolve_url, store_exists
 from truemem_core.storage.failures import is_outage
@@ -105,6 +106,7 @@ __all__ = [
     "Role",
     "ScoredMemory",
     "ScoredSynthesis",
+    "SearchFilters",
     "SessionInfo",
     "SessionState",
     "Settings",

@@ -12,10 +12,10 @@ it (``sync_twin``, ``_bridge.py``), so no signature is written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
 from truemem_core._admin_client import AdminNamespace
 from truemem_core._bridge import LoopThread, sync_twin
@@ -34,9 +34,9 @@ from truemem_core.records import (
     Recorded,
     ScoredMemory,
     Source,
-    State,
 )
 from truemem_core.search.filters import Mode as SearchMode
+from truemem_core.search.filters import SearchFilters
 from truemem_core.settings import Settings
 
 
@@ -211,25 +211,18 @@ class TrueMem:
         *,
         k: int | None = None,
         mode: SearchMode = "hybrid",
-        kind: Kind | Collection[Kind] | None = None,
-        min_importance: int | None = None,
-        state: State | Collection[State] | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        include_archived: bool = False, as_of: datetime | None = None,
-        valid_at: datetime | None = None,
+        **filters: Unpack[SearchFilters],
     ) -> list[ScoredMemory]:
         """The user's top ``k`` memories for ``query``, each explaining its rank.
 
         ``mode``: ``"hybrid"`` (RRF of the three channels), ``"vector"``,
-        ``"keyword"`` or ``"trigram"``. Filters: ``kind``, ``min_importance``,
-        ``state`` (default active and ephemeral; ``include_archived`` adds
-        archived), ``created_after`` (inclusive) / ``created_before`` (exclusive),
-        ``as_of`` / ``valid_at`` (time travel, docs/graph.md)."""
-        return await self._loop.arun(self._core.memories.search(
-            user_id, query, k=k, mode=mode, kind=kind, min_importance=min_importance,
-            state=state, created_after=created_after, created_before=created_before,
-            include_archived=include_archived, as_of=as_of, valid_at=valid_at))
+        ``"keyword"`` or ``"trigram"``. Filters (``SearchFilters``): ``kind``,
+        ``min_importance``, ``state`` (default active and ephemeral;
+        ``include_archived`` adds archived), ``created_after`` (inclusive) /
+        ``created_before`` (exclusive), ``as_of`` / ``valid_at`` (time travel,
+        docs/graph.md)."""
+        return await self._loop.arun(
+            self._core.memories.search(user_id, query, k=k, mode=mode, filters=filters))
     search = sync_twin(asearch)
 
     async def afeedback(self, user_id: str, memory_id: str, verdict: Feedback) -> Memory:

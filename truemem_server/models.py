@@ -11,7 +11,7 @@ the width of their columns.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
@@ -28,6 +28,7 @@ from truemem_core import (
     Role,
     ScoredMemory,
     ScoredSynthesis,
+    SearchFilters,
     SessionInfo,
     SessionState,
     Source,
@@ -103,6 +104,12 @@ class SearchRequest(_Closed):
     created_after: AwareDatetime | None = Field(None, description="inclusive")
     created_before: AwareDatetime | None = Field(None, description="exclusive")
     include_archived: bool = False
+    as_of: AwareDatetime | None = Field(None, description="what was recorded then")
+    valid_at: AwareDatetime | None = Field(None, description="what was true then")
+
+    def filters(self) -> SearchFilters:
+        """The filters as ``TrueMem.search`` takes them: its ``SearchFilters``, by name."""
+        return cast(SearchFilters, self.model_dump(include=set(SearchFilters.__annotations__)))
 
 
 # -- responses ----------------------------------------------------------------------

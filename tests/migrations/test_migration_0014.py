@@ -18,7 +18,7 @@ from truemem_core import TrueMem
 from truemem_core.memory import reads
 from truemem_core.search.channels import memories_of
 from truemem_core.search.channels.sqlite import _documents
-from truemem_core.search.filters import SearchFilters
+from truemem_core.search.filters import CheckedFilters
 
 INDEX = "ix_memories_user_state_importance"
 
@@ -48,6 +48,6 @@ async def test_sqlite_reads_a_users_memories_by_state_through_the_index(tmp_url:
         await memory.aadd_memory("ana", "Allergic to penicillin", importance=5)
     critical = await _plan(tmp_url, reads._CRITICAL, {"user": "ana", "limit": 10})
     assert f"USING INDEX {INDEX} (user_id=?" in critical, critical
-    for corpus in (memories_of("ana"), memories_of("ana", SearchFilters())):  # as search has it
+    for corpus in (memories_of("ana"), memories_of("ana", CheckedFilters())):  # as search has it
         plan = await _plan(tmp_url, select(_documents(corpus)), dict(corpus.params))
         assert f"USING COVERING INDEX {INDEX} (user_id=?" in plan, plan

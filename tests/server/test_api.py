@@ -4,6 +4,7 @@ sessions and users; tenants; typed errors, limits and health checks."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -82,6 +83,28 @@ async def test_the_two_calls_and_a_memory_round_trip(store_url: str) -> None:
         assert fact["id"] in [m["id"] for m in listed]
         assert (await api.client.delete(one, headers=auth)).status_code == 204
         assert (await api.client.get(one, headers=auth)).status_code == 404
+
+
+async def test_search_takes_the_filters_of_truemem_search(store_url: str) -> None:
+    """``POST /v1/search`` takes ``SearchFilters``, time travel too (it refused ``as_of``
+    and ``valid_at`` as unknown fields): a superseded fact is found as of before."""
+    async with open_api(store_url) as api:
+        auth = await api.key()
+
+        async def add(text: str) -> None:
+            added = await api.client.post(f"{ANA}/memories", headers=auth, json={"text": text})
+            assert added.status_code == 201, added.text
+
+        await add("Lives in Madrid")
+        before = datetime.now(UTC)
+        await add("Lives in Berlin")  # supersedes Madrid, now
+        found = {}
+        for when in ({}, {"as_of": before.isoformat()}, {"valid_at": before.isoformat()}):
+            answer = await api.client.post("/v1/search", headers=auth, json={
+                "user_id": "ana", "query": "Madrid", "mode": "keyword", **when})
+            assert answer.status_code == 200, answer.text
+            found[next(iter(when), "now")] = [hit["memory"]["text"] for hit in answer.json()]
+        assert found == {"now": [], "as_of": ["Lives in Madrid"], "valid_at": ["Lives in Madrid"]}
 
 
 async def test_sessions_and_users(store_url: str) -> None:

@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import (
     Awaitable,
     Callable,
-    Collection,
     Iterable,
     Mapping,
     Sequence,
@@ -41,10 +40,16 @@ from truemem_core.graph.superseded import end_with_their_memories
 from truemem_core.language.classify import classify_kind
 from truemem_core.memory import bulk, edit, maintenance, reads, reembedding, rows, write
 from truemem_core.memory.deps import MemoryDeps
-from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source, State
+from truemem_core.records import Kind, Memory, MemoryEvent, ScoredMemory, Source
 from truemem_core.search import hybrid
 from truemem_core.search.channels import channels_for_dialect, memories_of
-from truemem_core.search.filters import Mode, check_mode, make_filters
+from truemem_core.search.filters import (
+    Mode,
+    SearchFilters,
+    check_filters,
+    check_mode,
+    make_filters,
+)
 from truemem_core.settings import Settings
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import utcnow
@@ -326,15 +331,8 @@ class MemoryService:
         *,
         k: int | None = None,
         mode: Mode = "hybrid",
-        kind: Kind | Collection[Kind] | None = None,
-        min_importance: int | None = None,
-        state: State | Collection[State] | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        include_archived: bool = False,
-        as_of: datetime | None = None,
-        valid_at: datetime | None = None,
         vector: Vector | Awaitable[Vector] | None = None,
+        filters: SearchFilters | None = None,
     ) -> list[ScoredMemory]:
         """Hybrid or single-channel top ``k`` (see ``search.hybrid``), each hit explained.
 
@@ -348,16 +346,12 @@ class MemoryService:
                           setting="max_message_chars")
         k = check_k(self.settings.search_k if k is None else k)
         mode = check_mode(mode)
-        filters = make_filters(
-            kind=kind, min_importance=min_importance, state=state,
-            include_archived=include_archived, created_after=created_after,
-            created_before=created_before, as_of=as_of, valid_at=valid_at,
-        )
+        checked = check_filters(filters or {})
         to_embed = vector is None and "vector" in hybrid.channels_for(mode, self.settings)
         async with (compute.meanwhile(self.embed_query(text)) if to_embed
                     else contextlib.nullcontext(vector)) as query_vector, \
                 self.db.autocommit() as conn:
-            hits = await hybrid.run(conn, self.deps.channels, memories_of(user, filters), text,
+            hits = await hybrid.run(conn, self.deps.channels, memories_of(user, checked), text,
                                     query_vector, k=k, mode=mode, settings=self.settings,
                                     columns=rows.MEMORY_COLUMNS)
         return reads.scored(hits)

@@ -1,11 +1,13 @@
-"""Which of a user's memories a search may return: the filters, validated, and the modes."""
+"""Which of a user's memories a search may return: the filters (``SearchFilters``, the
+one definition of ``search``'s keywords, used by ``TrueMem``, ``MemoryService`` and the
+server), validated (``CheckedFilters``), and the modes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from truemem_core._validation import check_importance, check_instant
 from truemem_core.errors import InvalidInputError
@@ -17,8 +19,31 @@ CHANNELS: tuple[str, ...] = ("vector", "keyword", "trigram")
 """The ranking channels a single-channel search may name."""
 
 
+class SearchFilters(TypedDict, total=False):
+    """The filters of ``search`` (its keywords after ``k`` and ``mode``), all optional.
+
+    ``kind`` / ``state``: one value or a collection of them (``state`` by default active
+    and ephemeral; ``include_archived`` adds archived); ``min_importance``: 1 to 5;
+    ``created_after`` (inclusive) / ``created_before`` (exclusive); ``as_of`` /
+    ``valid_at``: time travel (docs/graph.md). Times are timezone-aware.
+    """
+
+    kind: Kind | Collection[Kind] | None
+    min_importance: int | None
+    state: State | Collection[State] | None
+    created_after: datetime | None
+    created_before: datetime | None
+    include_archived: bool
+    as_of: datetime | None
+    valid_at: datetime | None
+
+
+FILTERS: frozenset[str] = frozenset(SearchFilters.__annotations__)
+"""The names of the filters."""
+
+
 @dataclass(frozen=True, slots=True)
-class SearchFilters:
+class CheckedFilters:
     """Which of the user's memories a search may return (all conditions must hold).
 
     ``created_after`` is inclusive and ``created_before`` exclusive, so
@@ -47,6 +72,16 @@ def check_mode(value: Any) -> Mode:
     return value  # type: ignore[no-any-return]
 
 
+def check_filters(filters: Mapping[str, Any]) -> CheckedFilters:
+    """``search``'s ``**filters``, validated: a name that is no filter is a ``TypeError``,
+    as Python's own for an unknown keyword."""
+    unknown = sorted(set(filters) - FILTERS)
+    if unknown:
+        raise TypeError(f"search() got an unexpected keyword argument {unknown[0]!r}; "
+                        f"its filters are {', '.join(sorted(FILTERS))}")
+    return make_filters(**filters)
+
+
 def make_filters(
     *,
     kind: Any = None,
@@ -57,14 +92,15 @@ def make_filters(
     created_before: Any = None,
     as_of: Any = None,
     valid_at: Any = None,
-) -> SearchFilters:
-    """Validate the search filters; each bad value raises ``InvalidInputError``.
+) -> CheckedFilters:
+    """Validate the search filters (``SearchFilters``, one parameter each); each bad
+    value raises ``InvalidInputError``, an unknown name ``TypeError``.
 
     ``kind`` and ``state`` take one value or a collection of them. Without
     ``state`` a search sees active and ephemeral memories, plus archived ones
     when ``include_archived`` is true (archived memories are out of standard
     search but still findable, §8); travelling in time (``as_of``, ``valid_at``),
-    it also sees the facts closed since (see ``SearchFilters.closed_too``).
+    it also sees the facts closed since (see ``CheckedFilters.closed_too``).
     """
     if not isinstance(include_archived, bool):
         raise InvalidInputError(f"include_archived must be a bool, got {include_archived!r}")
@@ -79,9 +115,9 @@ def make_filters(
     if after is not None and before is not None and after >= before:
         raise InvalidInputError("created_after must be earlier than created_before")
     at, valid = _instant(as_of, "as_of"), _instant(valid_at, "valid_at")
-    return SearchFilters(states, kinds, importance, after, before,  # type: ignore[arg-type]
-                         at, valid, closed_too=state is None and not include_archived
-                         and (at is not None or valid is not None))
+    return CheckedFilters(states, kinds, importance, after, before,  # type: ignore[arg-type]
+                          at, valid, closed_too=state is None and not include_archived
+                          and (at is not None or valid is not None))
 
 
 def _choices(value: Any, allowed: Sequence[str], what: str) -> tuple[str, ...]:

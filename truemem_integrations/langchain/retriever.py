@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -14,11 +13,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, field_validator
 
-from truemem_core import InvalidInputError, ScoredMemory, TrueMem
+from truemem_core import InvalidInputError, ScoredMemory, SearchFilters, TrueMem
 
-# What TrueMem.search accepts besides user_id and query (k, mode and the filters).
-SEARCH_OPTIONS = frozenset(inspect.signature(TrueMem.search).parameters) - {
-    "self", "user_id", "query"}
+# What TrueMem.search accepts besides user_id and query: k, mode and the filters.
+SEARCH_OPTIONS = frozenset({"k", "mode", *SearchFilters.__annotations__})
 
 
 _USER = "_truemem_user_id"  # carries the call's user from ``invoke`` to the search

@@ -82,9 +82,5 @@ async def search(body: SearchRequest, principal: Reader, memory: Memory,
     """Hybrid search (Reciprocal Rank Fusion of vector, trigram and keyword channels) or
     one channel, with filters; each hit has its score and rank in every channel."""
     user = stored_user(principal, body.user_id)
-    hits = await memory.asearch(
-        user, body.query, k=body.k, mode=body.mode, kind=body.kind,
-        min_importance=body.min_importance, state=body.state,
-        created_after=body.created_after, created_before=body.created_before,
-        include_archived=body.include_archived)
+    hits = await memory.asearch(user, body.query, k=body.k, mode=body.mode, **body.filters())
     return [ScoredMemoryOut.of(hit, ids) for hit in hits]

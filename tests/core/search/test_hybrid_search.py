@@ -22,7 +22,7 @@ from truemem_core import InvalidInputError, ScoredMemory, Settings, TrueMem, def
 from truemem_core.embeddings import normalize
 from truemem_core.search.adjacent import adjacent
 from truemem_core.search.channels import memories_of
-from truemem_core.search.filters import CHANNELS, SearchFilters, make_filters
+from truemem_core.search.filters import CHANNELS, CheckedFilters, make_filters
 from truemem_core.search.fusion import Fused, bound_adjacent, fuse, tied_ranks
 from truemem_core.search.query_text import fragments, significant_terms, word_similarity
 from truemem_core.search.scoring import bm25_rank, idf_rank
@@ -286,13 +286,13 @@ def test_the_adjacent_channel_matches_its_definition(store_url: str, trial: int)
     when = {m.id: m.created_at for m in stored}
     seeds = [Fused(m.id, rng.random(), {"vector": 1}) for m in rng.sample(stored, 4)]
     middle = at[20]
-    for filters in (SearchFilters(), SearchFilters(created_after=middle)):
+    for filters in (CheckedFilters(), CheckedFilters(created_after=middle)):
         timeline = sorted((t, i) for i, t in when.items()
                           if filters.created_after is None or t >= filters.created_after)
         expected = _adjacent_by_definition(
             timeline, seeds, when, timedelta(seconds=1800), settings.adjacent_span)
 
-        async def channel(filters: SearchFilters = filters) -> list[tuple[str, float]]:
+        async def channel(filters: CheckedFilters = filters) -> list[tuple[str, float]]:
             db = Database(resolve_url(store_url), embedder=None)
             try:
                 async with db.transaction(readonly=True) as conn:
@@ -468,3 +468,12 @@ async def test_migration_upgrades_a_0001_store(tmp_url: str) -> None:
         assert texts(await memory.asearch("ana", "Lisbon", mode="keyword")) == [NOTES[2][0]]
         assert texts(await memory.asearch("ana", "cacahuetes", mode="keyword")) == [NOTES[3][0]]
     assert await current(tmp_url) == head()
+
+
+def test_a_search_filter_that_does_not_exist_is_a_type_error(memory: TrueMem) -> None:
+    """``**filters`` forwards only ``SearchFilters``: an unknown name (or ``vector``, a
+    keyword of the service's own) is refused as Python refuses an unknown keyword."""
+    memory.add_memory("ana", "Lives in Lisbon")
+    for name in ("colour", "vector"):
+        with pytest.raises(TypeError, match=name):
+            memory.search("ana", "Lisbon", **{name: None})

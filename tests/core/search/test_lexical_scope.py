@@ -26,7 +26,7 @@ from truemem_core import TrueMem, default_embedder
 from truemem_core.embeddings import normalize
 from truemem_core.search.channels import channels_for_dialect, memories_of, past_turns_of
 from truemem_core.search.channels import sqlite as sqlite_backend
-from truemem_core.search.filters import SearchFilters
+from truemem_core.search.filters import CheckedFilters
 from truemem_core.search.scoring import bm25_rank
 from truemem_core.storage.database import Database, resolve_url
 from truemem_core.storage.schema import memories
@@ -176,7 +176,7 @@ async def _lexical_plans(url: str, channel: str, user: str, terms: list[str]) ->
                 await conn.exec_driver_sql(f"CREATE INDEX {name} ON memories USING {method}")
             await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
-            hits = await search(conn, memories_of(user, SearchFilters()), terms, 10, **options)
+            hits = await search(conn, memories_of(user, CheckedFilters()), terms, 10, **options)
             event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
             for mode in ("force_custom_plan", "force_generic_plan"):
                 await conn.exec_driver_sql(f"SET LOCAL plan_cache_mode = {mode}")

@@ -39,7 +39,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from truemem_core.embeddings import Vector
-from truemem_core.search.filters import SearchFilters
+from truemem_core.search.filters import CheckedFilters
 from truemem_core.storage.direct import fetch_all
 from truemem_core.storage.schema import memories, messages, passages, syntheses
 
@@ -129,7 +129,7 @@ def one_of(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
 
 
 def memories_of(
-    user_id: str, filters: SearchFilters | None = None, *, include_archived: bool = False
+    user_id: str, filters: CheckedFilters | None = None, *, include_archived: bool = False
 ) -> Corpus:
     """The user's memories that pass ``filters`` (which, when given, replace
     ``include_archived``)."""
