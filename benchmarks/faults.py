@@ -188,7 +188,7 @@ def instances(url: str, count: int, **options: Any) -> Iterator[list[TrueMem]]:
     stores = [TrueMem(url, **options) for _ in range(count)]
     try:
         for store in stores:  # opened one by one: concurrent first opens hang (see the report)
-            store.get_session("warm-up", "s")
+            store.sessions.get("warm-up", "s")
         yield stores
     finally:
         for store in stores:

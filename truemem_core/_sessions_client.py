@@ -37,10 +37,12 @@ class SessionsNamespace(Namespace):
 
 
 class SynthesesNamespace(Namespace):
-    """``memory.syntheses``: a summary of each past session, with its sources."""
+    """``memory.syntheses``: a summary of each stretch of five user messages of each past
+    session, with its sources."""
 
     async def alist(self, user_id: str) -> list[Synthesis]:
-        """The user's syntheses (a summary of each past session, with the ids of the
-        messages it draws on and the days it spans), the earliest first."""
+        """The user's syntheses (a summary of each stretch of five user messages of each
+        past session, with the ids of the messages it draws on and the days it spans),
+        the earliest first."""
         return await self._loop.arun(self._core.conversation.syntheses(user_id))
     list = sync_twin(alist)
