@@ -5,10 +5,10 @@ A question in the first person (I, me, my; yo, me, mi; eu, me, meu) that does no
 speak of the assistant ("what did you suggest for my boiler?") asks about the user: its
 evidence is what the user said, and ``search.recall`` weighs the assistant's past turns
 by ``weight_other_speaker`` below the user's. The polite "can you…", "could you…", "do
-you remember…" address the assistant without asking about it. In the public data the
-evidence of such questions is the user's own turns three times out of four (BEAM) and
-26 times out of 27 (LongMemEval); the assistant's replies, long and about everything,
-otherwise outrank them on a long history. Pure regex work, on the request path.
+you remember…" address the assistant without asking about it. In the public BEAM and
+LongMemEval data the evidence of such questions is mostly the user's own turns; the
+assistant's replies, long and about everything, otherwise outrank them on a long
+history. Pure regex work, on the request path.
 """
 
 from __future__ import annotations
