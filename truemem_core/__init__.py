@@ -67,7 +67,7 @@ from truemem_core.search.filters import SearchFilters
 from truemem_core.settings import Settings
 from truemem_core.storage.database import require_store, resolve_url, store_exists
 from truemem_core.storage.failures import is_outage
-from truemem_core.storage.shared import StoreDatabase
+from truemem_core.storage.shared import StoreDatabase, UTCDateTime
 
 __all__ = [
     "CAUSAL_TYPES",
@@ -120,6 +120,7 @@ __all__ = [
     "TokenCounter",
     "TrueMem",
     "TrueMemError",
+    "UTCDateTime",
     "UserInfo",
     "check_redis_url",
     "check_storable",

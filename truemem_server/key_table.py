@@ -16,9 +16,11 @@ from ``ensure``.
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, DateTime, Index, MetaData, String, Table, text
+from sqlalchemy import Boolean, Column, Index, MetaData, String, Table, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.schema import CreateIndex, CreateTable
+
+from truemem_core import UTCDateTime
 
 metadata = MetaData()
 
@@ -31,8 +33,8 @@ api_keys = Table(
     Column("user_id", String(255), nullable=True),
     Column("read_only", Boolean, nullable=False),
     Column("name", String(255), nullable=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),  # UTC
-    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
     Index("ix_api_keys_tenant_created", "tenant", "created_at"),
 )
 _LOCK = 7303106  # PostgreSQL: servers starting together create the table one at a time

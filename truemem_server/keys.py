@@ -86,15 +86,9 @@ def key_id(key: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _utc(moment: datetime) -> datetime:
-    """A stored time as UTC (SQLite keeps it without its zone)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _to_key(row: Row[Any]) -> ApiKey:
-    revoked = None if row.revoked_at is None else _utc(row.revoked_at)
-    return ApiKey(row.id, row.tenant, row.user_id, row.read_only, row.name,
-                  _utc(row.created_at), revoked)
+    return ApiKey(row.id, row.tenant, row.user_id, row.read_only, row.name, row.created_at,
+                  row.revoked_at)
 
 
 class KeyStore:

@@ -76,11 +76,21 @@ _ASKED: dict[Lang, str] = {"en": "Asked you to ", "es": "Pidió: ", "pt": "Pediu
 
 def directives(message: str) -> list[str]:
     """The standing instructions of ``message`` as facts, in order, each once."""
-    if not _WORDS.search(message[:READ_CHARS]):
+    if not worded(message[:READ_CHARS]):
         return []  # the common case on the request path: no such word at all
     reading = quoting.read(message[:READ_CHARS])
-    text, folded = normalise(reading.text), fold(normalise(reading.masked()))
-    found: list[str] = []
+    return found(normalise(reading.text), fold(normalise(reading.masked())))
+
+
+def worded(message: str) -> bool:
+    """Whether ``message`` has a word an instruction opens with (a quick test first)."""
+    return bool(_WORDS.search(message))
+
+
+def found(text: str, folded: str) -> list[str]:
+    """The standing instructions of a message read by ``quoting``: ``text`` normalised,
+    ``folded`` the same with quotations masked, offsets alike."""
+    facts: list[str] = []
     for start, end in sentence_spans(folded):
         sentence = folded[start:end].rstrip()
         if sentence.endswith("?") or end - start > MOST_CHARS:
@@ -92,15 +102,12 @@ def directives(message: str) -> list[str]:
         if opener is None:
             continue
         match, lang = opener
-        verb = match.groupdict().get("verb")
-        if verb is not None and _NOT_A_VERB.fullmatch(verb):
-            continue
-        if not _EXCHANGE[lang].search(sentence):
+        if _NOT_A_VERB.fullmatch(match["verb"]) or not _EXCHANGE[lang].search(sentence):
             continue
         fact = _fact(text[start + lead:end], lang)
-        if fact and fact not in found:
-            found.append(fact)
-    return found
+        if fact and fact not in facts:
+            facts.append(fact)
+    return facts
 
 
 def _fact(said: str, lang: Lang) -> str:

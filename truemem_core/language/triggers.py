@@ -19,8 +19,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from truemem_core.language import offload, quoting
-from truemem_core.language.directives import directives
+from truemem_core.language import directives, offload, quoting
 from truemem_core.language.perspective import Lang, is_first_person_verb, third_person
 from truemem_core.language.text import fold, normalise, sentence_spans, strip_edges
 from truemem_core.language.types import CandidateFact
@@ -165,18 +164,21 @@ def _detect_edges(head: str, tail: str) -> list[CandidateFact]:
 
 
 def _detect(message: str) -> list[CandidateFact]:
-    """Requests to remember, then standing instructions (``directives``)."""
-    return _unique_facts([*_requests(message), *(
-        CandidateFact(text, EXPLICIT_IMPORTANCE, "semantic") for text in directives(message))])
-
-
-def _requests(message: str) -> list[CandidateFact]:
-    if not _KEYWORD.search(message):
+    """Requests to remember, then standing instructions (``directives``), from one
+    reading of the message."""
+    asks, instructs = bool(_KEYWORD.search(message)), directives.worded(message)
+    if not (asks or instructs):
         return []  # the common case on the request path: no trigger word at all
     reading = quoting.read(message)
     # Triggers are found in the user's own words (quotations masked, same offsets);
     # facts are cut from the text itself, so a quotation inside one keeps its words.
     text, folded = normalise(reading.text), fold(normalise(reading.masked()))
+    return _unique_facts([*(_requests(text, folded) if asks else []), *(
+        CandidateFact(said, EXPLICIT_IMPORTANCE, "semantic")
+        for said in (directives.found(text, folded) if instructs else []))])
+
+
+def _requests(text: str, folded: str) -> list[CandidateFact]:
     facts: list[CandidateFact] = []
     seen: set[str] = set()
     hits = _hits(text, folded)

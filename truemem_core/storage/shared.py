@@ -24,7 +24,9 @@ from truemem_core.storage.database import (
     require_store,
     resolve_url,
 )
-from truemem_core.storage.schema import store_meta
+from truemem_core.storage.schema import UTCDateTime, store_meta
+
+__all__ = ["StoreDatabase", "UTCDateTime"]  # UTCDateTime: the time columns of such tables
 
 SECRET_KEY = "message_id_key"  # the name migration 0019 made the secret under
 

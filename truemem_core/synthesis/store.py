@@ -21,8 +21,8 @@ from truemem_core.synthesis.extractive import PART_MESSAGES, READ_CHARS, Drawn, 
 
 SESSION = "session"
 SERVED_K = 3
-"""Syntheses a context's search offers the budget: each stands for a dozen messages, and
-more would crowd out the facts and turns a precise question needs."""
+"""Syntheses a context's search offers the budget: each stands for a stretch of five user
+messages, and more would crowd out the facts and turns a precise question needs."""
 KINDS = (SESSION,)
 _COLUMNS = [c for c in syntheses.c if c.name not in ("embedding", "embedding_model")]
 
