@@ -64,9 +64,9 @@ def random_store(store_url: str) -> Iterator[str]:
     with TrueMem(store_url, settings=Settings(dedup_threshold=1.0, admission_threshold=0.0)
                  ) as memory:
         for user in ("ana", "bob"):
-            for _ in range(60):
-                memory.add_memory(user, sentence(rng), importance=rng.randint(1, 5),
-                                  kind=rng.choice(["semantic", "episodic"]))
+            memory.add_memories(user, [
+                {"text": sentence(rng), "importance": rng.randint(1, 5),
+                 "kind": rng.choice(["semantic", "episodic"])} for _ in range(60)])
             for session in ("past", "now"):
                 memory.record_messages(user, session, [
                     (rng.choice(["user", "assistant"]), sentence(rng)) for _ in range(30)])

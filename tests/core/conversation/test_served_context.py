@@ -184,11 +184,11 @@ def test_a_long_message_is_counted_when_recorded_not_again_in_each_context(
     recalled; its tokens were counted when it was recorded, and a context counts only
     passages of it (a context with twenty such messages counted two million characters)."""
     counter = _Counted()
-    document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
+    document = " ".join(f"clause{n}" for n in range(2000))  # 20,889 characters
     with TrueMem(store_url, token_counter=counter) as memory:
         memory.record("ana", "old", f"Kyoto contract: {document}", "Filed.")
         memory.record("ana", "now", document, "Read it.")
-        memory.drain(300)  # two documents of some 270 passages each to embed
+        memory.drain(300)  # two documents of some 60 passages each to embed
         counter.lengths.clear()
         context = memory.get_context("ana", "now", "the Kyoto contract clause77")
     assert [m.content for m in context.recent_messages] == [document, "Read it."]
@@ -242,12 +242,12 @@ def test_recall_reads_a_long_past_turn_only_as_far_as_a_context_serves_it(
     recalled whole and served as its first ``recall_turn_tokens`` tokens, so recall
     reads 32 characters a token of it and no more: a history of 100,000-character
     messages cost each context megabytes read and decoded on the loop every user shares."""
-    document = " ".join(f"clause{n}" for n in range(9000))  # 97,889 characters
+    document = " ".join(f"clause{n}" for n in range(2000))  # 20,889 characters
     said = f"Kyoto contract: {document}"
     settings = Settings(recall_turn_tokens=100)
     with TrueMem(store_url, settings=settings) as memory:
         memory.record("ana", "old", said, "Filed.")
-        memory.drain(300)  # some 270 passages to embed
+        memory.drain(300)  # some 60 passages to embed
         execute(memory, passages.delete())  # as a message stored before migration 0020
         stored = rows(memory, select(messages.c.tokens).where(messages.c.content == said))
 
