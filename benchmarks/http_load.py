@@ -14,6 +14,15 @@ failed requests; there must be none), with the in-process figures beside them. T
 clients (aiohttp, keep-alive) run in this process, so they share the machine's cores
 with the server.
 
+Over HTTP it also counts the CPU each part spends per request (user + system seconds
+of its processes over the run, divided by the requests answered): the ``truemem serve``
+process and its workers (the API, and the background jobs it runs in process, as no
+Redis is given), the PostgreSQL server's processes (found by their data directory) and
+the clients. A shared machine makes every wall time noisy; CPU per request is what a
+capacity sketch needs (docs/operations.md, "How far one PostgreSQL goes"), and moves
+far less with the load. A run of ``context`` calls alone (``--record-share`` 0) comes
+first, then the mix.
+
     .venv/bin/python benchmarks/http_load.py                   # both backends, 16 clients
     .venv/bin/python benchmarks/http_load.py --backends postgres --clients 32 --seconds 60
 
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -35,11 +45,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import aiohttp
 import httpx
 import numpy as np
+import psutil
 from _common import (
     QUERIES,
     Dataset,
@@ -55,6 +66,7 @@ from _common import (
     server_versions,
     write_results,
 )
+from sqlalchemy import text as sa_text
 
 from truemem_core import Settings, TrueMem, default_embedder
 from truemem_server.keys import KeyStore
@@ -78,13 +90,97 @@ class Run:
     latencies: dict[str, list[float]] = field(
         default_factory=lambda: {"context": [], "record": []})
     errors: list[str] = field(default_factory=list)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         done = sum(len(v) for v in self.latencies.values())
+        cpu = {f"{name}_cpu_ms_per_request": round(spent * 1000 / done, 2) if done else None
+               for name, spent in self.cpu_seconds.items()}
         return {"requests_per_s": round(done / self.seconds, 1) if self.seconds else 0.0,
                 "requests": done, "errors": len(self.errors),
-                "first_errors": self.errors[:3],
+                "first_errors": self.errors[:3], **cpu,
                 **{kind: _percentiles(v) for kind, v in self.latencies.items()}}
+
+
+class CpuMeter:
+    """User + system CPU seconds of some processes and their descendants: those alive,
+    and those that exited (a backend of a closed connection, an autovacuum worker), whose
+    time their parent collected when it reaped them."""
+
+    def __init__(self, roots: Callable[[], list[psutil.Process]], *,
+                 descendants: bool = True) -> None:
+        self.roots, self.descendants = roots, descendants
+
+    def seconds(self) -> float:
+        total, seen = 0.0, set()
+        for root in self.roots():
+            with contextlib.suppress(psutil.Error):
+                family = root.children(recursive=True) if self.descendants else []
+                for process in [root, *family]:
+                    if process.pid in seen:
+                        continue
+                    seen.add(process.pid)
+                    with contextlib.suppress(psutil.Error):
+                        times = process.cpu_times()
+                        total += times.user + times.system
+                        if self.descendants:
+                            total += times.children_user + times.children_system
+        return total
+
+
+def postgres_processes(url: str) -> Callable[[], list[psutil.Process]]:
+    """The local PostgreSQL server's processes: those whose working directory is its data
+    directory (the postmaster and every backend). None on SQLite or a remote server."""
+    if not url.startswith("postgresql"):
+        return list
+    engine = bulk_engine(url)
+    try:
+        with engine.connect() as conn:
+            directory = str(conn.execute(sa_text("SHOW data_directory")).scalar_one())
+    finally:
+        engine.dispose()
+
+    def find() -> list[psutil.Process]:
+        found = []
+        for process in psutil.process_iter(["name"]):
+            with contextlib.suppress(psutil.Error):
+                if process.info["name"] == "postgres" and process.cwd() == directory:
+                    found.append(process)
+        return found
+
+    return find
+
+
+async def metered(meters: dict[str, CpuMeter], run: Awaitable[Run],
+                  then: Callable[[], Awaitable[None]] | None = None) -> Run:
+    """``run`` (and ``then``) with the CPU seconds each meter's processes spent."""
+    before = {name: meter.seconds() for name, meter in meters.items()}
+    done = await run
+    if then is not None:
+        await then()
+    done.cpu_seconds = {name: meter.seconds() - before[name] for name, meter in meters.items()}
+    return done
+
+
+def jobs_settled(url: str, timeout: float = 600.0) -> Callable[[], Awaitable[None]]:
+    """Wait until the store has no pending background job: the jobs that ``record``
+    calls queued run after their answer, and their CPU is part of what a record costs."""
+
+    async def wait() -> None:
+        engine = bulk_engine(url)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                with engine.connect() as conn:
+                    if not conn.execute(sa_text(
+                            "SELECT count(*) FROM jobs WHERE status = 'pending'")).scalar_one():
+                        return
+                await asyncio.sleep(0.2)
+            progress(f"jobs still pending after {timeout:g}s")
+        finally:
+            engine.dispose()
+
+    return wait
 
 
 def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
@@ -171,16 +267,20 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(url: str, workers: int, log: IO[bytes]
+                 ) -> tuple[subprocess.Popen[bytes], str]:
+    """``truemem serve`` on a free port, its log (a line per request) to ``log``."""
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "truemem_core.cli", "serve", "--database", url, "--host",
          "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-        env={**os.environ, "TRUEMEM_REDIS_URL": ""}, stdout=subprocess.DEVNULL)
+        env={**os.environ, "TRUEMEM_REDIS_URL": ""}, stdout=subprocess.DEVNULL, stderr=log)
     base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 120
     while True:
         if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("truemem serve did not start (its log is above)")
+            log.seek(0)
+            sys.stderr.write(log.read().decode(errors="replace")[-4000:])
+            raise SystemExit("truemem serve did not start (the end of its log is above)")
         try:
             if httpx.get(f"{base}/readyz").status_code == 200:
                 return server, base
@@ -189,8 +289,8 @@ def start_server(url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
         time.sleep(0.2)
 
 
-async def over_http(base: str, key: str, data: Dataset,
-                    args: argparse.Namespace) -> dict[str, Any]:
+async def over_http(base: str, key: str, data: Dataset, args: argparse.Namespace,
+                    meters: dict[str, CpuMeter], url: str) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=args.clients)
     async with aiohttp.ClientSession(
             base, connector=connector, timeout=aiohttp.ClientTimeout(total=60),
@@ -198,9 +298,13 @@ async def over_http(base: str, key: str, data: Dataset,
         call = http_call(client)
         await drive(call, args.clients, 3.0, args.record_share, data.users, args.seed + 7)
         single = await one_at_a_time(call, args.single, data.users, args.seed + 8)
-        load = await drive(call, args.clients, args.seconds, args.record_share, data.users,
-                           args.seed + 9)
-    return {"one_at_a_time": single, "load": load.summary()}
+        context = await metered(meters, drive(call, args.clients, args.seconds, 0.0,
+                                              data.users, args.seed + 10))
+        load = await metered(meters, drive(call, args.clients, args.seconds,
+                                           args.record_share, data.users, args.seed + 9),
+                             jobs_settled(url))
+    return {"one_at_a_time": single, "context_only": context.summary(),
+            "load": load.summary()}
 
 
 async def in_process(memory: TrueMem, data: Dataset, args: argparse.Namespace
@@ -233,12 +337,18 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace
         memory.close()
     key = make_key(url)
     progress(f"{label}: over HTTP, {args.clients} clients for {args.seconds:g}s")
-    server, base = start_server(url, args.workers)
-    try:
-        result["http"] = asyncio.run(over_http(base, key, data, args))
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
+    with tempfile.TemporaryFile() as log:
+        server, base = start_server(url, args.workers, log)
+        meters = {"server": CpuMeter(lambda: [psutil.Process(server.pid)]),
+                  "postgres": CpuMeter(postgres_processes(url)),
+                  "clients": CpuMeter(lambda: [psutil.Process()], descendants=False)}
+        if label != "postgres":
+            del meters["postgres"]
+        try:
+            result["http"] = asyncio.run(over_http(base, key, data, args, meters, url))
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=60)
     result["loadavg_after"] = loadavg()
     return result
 
@@ -257,6 +367,11 @@ def report(result: dict[str, Any], clients: int) -> str:
             lines.append(f"    {kind:<8} n={p['n']:<6} p50 {p.get('p50_ms')} ms  "
                          f"p95 {p.get('p95_ms')} ms  p99 {p.get('p99_ms')} ms")
         lines += [f"    error: {e}" for e in load["first_errors"]]
+    for name, run in (("context only", http["context_only"]), ("the mix", http["load"])):
+        spent = ", ".join(f"{part} {run[f'{part}_cpu_ms_per_request']} ms"
+                          for part in ("server", "postgres", "clients")
+                          if f"{part}_cpu_ms_per_request" in run)
+        lines.append(f"  HTTP CPU per request, {name} ({run['requests_per_s']} req/s): {spent}")
     gap = http["load"]["context"].get("p50_ms", 0) - inside["load"]["context"].get("p50_ms", 0)
     single = (http["one_at_a_time"]["p50_ms"] - inside["one_at_a_time"]["p50_ms"])
     lines.append(f"  context p50, HTTP minus in process: {gap:+.2f} ms at {clients} concurrent, "
