@@ -38,7 +38,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from truemem_core.search.fusion import Key, tied_ranks
-from truemem_core.search.query_text import STOPWORDS, fold, query_terms, words
+from truemem_core.search.query_text import (
+    MAX_QUERY_CHARS,
+    STOPWORDS,
+    fold,
+    query_terms,
+    words,
+)
 
 SEEDS = 3
 """Best first-step results whose words the hop follows."""
@@ -68,8 +74,9 @@ H = TypeVar("H", bound=Hit)
 def hop_query(query: str, seeds: Iterable[str]) -> str:
     """The hop's keyword query: ``query``'s own significant words (its first ``TERMS``),
     then the seeds' names and other distinctive words that ``query`` lacks ("" when
-    the seeds add none)."""
-    asked = {fold(w) for w in words(query)}
+    the seeds add none). Of ``query`` it reads the head the keyword channel searches
+    for (``MAX_QUERY_CHARS``): a pasted document is not read again on the loop."""
+    asked = {fold(w) for w in words(query[:MAX_QUERY_CHARS])}
     names: dict[str, int] = {}
     others: dict[str, int] = {}
     for seed in seeds:

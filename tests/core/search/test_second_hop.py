@@ -12,6 +12,7 @@ from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.embeddings import TiktokenCounter
 from truemem_core.records import RecalledTurn, fact_line, turn_line
 from truemem_core.search import hop
+from truemem_core.search.query_text import MAX_QUERY_CHARS
 
 MARCH = datetime(2024, 3, 8, 14, 30, tzinfo=UTC)
 QUESTION = "Where did my sister move to?"
@@ -119,6 +120,16 @@ def test_the_hop_query_adds_the_seeds_names_then_their_new_words_to_the_question
     many = " ".join(f"Word{n}x" for n in range(100))
     long_question = " ".join(f"topic{n}" for n in range(100))
     assert len(hop.hop_query(long_question, [f"a {many}"]).split()) == 2 * hop.TERMS
+
+
+def test_the_hop_reads_a_long_message_as_far_as_the_search_does() -> None:
+    """A pasted document is searched by its head (``MAX_QUERY_CHARS``): the hop reads
+    no further to learn what was asked, so a word past the head is new to it, and a
+    100,000-character message costs the loop every user shares a head's reading."""
+    head = "Where did my sister move? " + "filler " * (MAX_QUERY_CHARS // 7)
+    assert "ingrid" in hop.hop_query(head + " Ingrid", ["My sister Ingrid moved."]).split()
+    assert hop.hop_query("Where is Ingrid?", ["My sister Ingrid moved."]) == (
+        "ingrid sister moved")  # asked in the head: not added again
 
 
 def test_join_ranks_the_hop_as_one_more_channel() -> None:
