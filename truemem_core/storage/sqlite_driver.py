@@ -14,7 +14,7 @@ transaction open stays on the loop: a call makes one trip per statement.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from functools import partial
 from typing import Any
 
@@ -34,6 +34,13 @@ class _Cursor:
         self.rowcount = -1
         self.lastrowid: int | None = None
         self._rows: list[Any] = []
+
+    def __await__(self) -> Generator[Any, None, _Cursor]:
+        """SQLAlchemy 2.0's adapter awaits ``cursor()`` (2.1's uses it as it comes)."""
+        return self._itself().__await__()
+
+    async def _itself(self) -> _Cursor:
+        return self
 
     async def __aenter__(self) -> _Cursor:
         return self
