@@ -733,6 +733,7 @@ def run(args: argparse.Namespace) -> int:
     report(args, machine, server, data, ingests, rows, loadavg_before, loadavg_after)
     write_results("peers", {
         "machine": machine, "server": server,
+        "peers": {name: _version(name) for name in PEER_PACKAGES},
         "config": {k: (str(v) if isinstance(v, Path) else v)
                    for k, v in vars(args).items() if k != "database_url"},
         "embed_seconds": data.embed_seconds, "distinct_texts": len(data.texts),
