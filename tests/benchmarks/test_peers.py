@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import peers
 from peers import parse_args
 
 
@@ -21,22 +20,11 @@ def test_langgraph_and_llamaindex_are_peers_measured_after_truemem_on_postgres()
 
 
 def test_every_peer_is_measured_by_default() -> None:
-    assert parse_args([]).systems == ["truemem-postgres", "mem0", "langchain", "langgraph",
-                                      "llamaindex"]
+    assert parse_args([]).systems == ["truemem-sqlite", "truemem-postgres", "mem0",
+                                      "langchain", "langgraph", "llamaindex"]
 
 
 def test_an_unknown_peer_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(["--systems", "langmem"])
     assert "--systems takes some of" in capsys.readouterr().err
-
-
-def test_truemem_on_sqlite_is_refused_beside_llamaindex_s_sqlalchemy(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert parse_args(["--systems", "truemem-sqlite"]).systems == ["truemem-sqlite"]
-    # the peers' environment: SQLAlchemy 2.0, what llama-index-vector-stores-postgres allows
-    monkeypatch.setattr(peers, "_sqlalchemy_before_2_1", lambda: True)
-    with pytest.raises(SystemExit):
-        parse_args(["--systems", "truemem-sqlite,llamaindex"])
-    assert "truemem-sqlite needs SQLAlchemy 2.1" in capsys.readouterr().err
