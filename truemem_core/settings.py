@@ -108,6 +108,11 @@ class Settings:
     when its background job embeds it; each is searched and served on its own. 0: long
     messages are not cut (recalled by their head), and the drain embeds a third of the
     tokens on a history of long replies."""
+    exact_recall: bool = False
+    """Conversation recall searches past messages and passages by meaning exactly,
+    reading every one of the user's vectors from the database on each call, instead of
+    by an HNSW index (PostgreSQL) or the user's vectors kept in memory (SQLite), whose
+    cost does not grow with the history (docs/search.md)."""
     timeline_recall: bool = True
     """A question that asks for an order, a timeline, a progression or an overview ("in
     what order did I…", "summarise…", "how has … changed") ranks three times as many

@@ -19,6 +19,7 @@ from sqlalchemy import Column, ColumnElement, Table, and_, bindparam, func, or_,
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.embeddings import Vector
+from truemem_core.storage import vector_indexes
 from truemem_core.storage.database import Database
 from truemem_core.storage.schema import memories, messages, passages, syntheses
 
@@ -73,6 +74,9 @@ async def run(
     Rows written meanwhile by a process on the old model are taken by another pass."""
     async with db.transaction(readonly=True) as conn:
         total = await remaining(conn, model)
+    if total and db.dialect == "postgresql":  # set_embedder makes them again, once
+        async with db.transaction() as conn:
+            await vector_indexes.drop(conn)
     done = 0
     while True:
         for table in TEXTS:

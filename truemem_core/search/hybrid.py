@@ -68,8 +68,10 @@ async def run(
     mode: Mode,
     settings: Settings,
     columns: Sequence[ColumnElement[Any]] = (),
+    approximate: bool = False,
 ) -> list[Fused]:
-    """The corpus's top ``k`` for ``query``; with their rows (``columns``) if asked."""
+    """The corpus's top ``k`` for ``query``; with their rows (``columns``) if asked;
+    ``approximate``: by the vector channel's approximate search (``Channels.nearest``)."""
     hybrid = mode == "hybrid"
     depth = settings.rrf_depth if hybrid else k
     wanted = channels_for(mode, settings)
@@ -89,7 +91,8 @@ async def run(
         if vector is None:
             raise ValueError("the vector channel needs the query's embedding")
         # still unembedded, maybe: a backend reads what it can before it waits
-        rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth))
+        rankings["vector"] = await channels.nearest(conn, corpus, vector, max(k, depth),
+                                                    approximate=approximate)
     if not hybrid:
         found = single(mode, rankings[mode], limit=k)
         rows = (await adjacent(conn, corpus, [], settings, rows_of=[hit.id for hit in found],

@@ -88,12 +88,14 @@ async def recall(
     lexical = settings.replace(weight_keyword=settings.weight_keyword + settings.weight_trigram,
                                weight_trigram=0.0)
     k, recent = settings.recall_k, settings.recent_messages
+    approximate = not settings.exact_recall
     whole = await hybrid.run(conn, channels, past_turns_of(user_id, session_id, recent), query,
                              vector, k=k, mode=mode, settings=lexical,
-                             columns=_turn_columns(settings.recall_turn_tokens))
+                             columns=_turn_columns(settings.recall_turn_tokens),
+                             approximate=approximate)
     parts = await hybrid.run(conn, channels, past_passages_of(user_id, session_id, recent),
                              query, vector, k=k, mode=mode, settings=lexical,
-                             columns=_PASSAGE_COLUMNS)
+                             columns=_PASSAGE_COLUMNS, approximate=approximate)
     other = settings.weight_other_speaker
     turns = [_turn(hit, part, 1.0 if speaker in (None, hit.row.role) else other)
              for hit, part in [*((hit, False) for hit in whole), *((hit, True) for hit in parts)]]

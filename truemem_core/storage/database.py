@@ -34,7 +34,7 @@ from truemem_core.embeddings import compute
 from truemem_core.embeddings.protocol import Embedder
 from truemem_core.errors import EmbedderMismatchError, InvalidInputError, StorageError, require
 from truemem_core.settings import default_database_url
-from truemem_core.storage import sqlite_driver
+from truemem_core.storage import sqlite_driver, vector_indexes
 from truemem_core.storage.dialects import NO_BEGIN, Dialect, dialect_for
 from truemem_core.storage.failures import storage_error
 from truemem_core.storage.schema import store_meta
@@ -210,6 +210,8 @@ class Database:
                 insert = (postgresql if self.dialect == "postgresql" else sqlite).insert
                 await conn.execute(insert(store_meta).on_conflict_do_nothing(),
                                    [{"key": k, "value": v} for k, v in wanted.items()])
+                if self.dialect == "postgresql":
+                    await vector_indexes.create(conn, dimension)
                 stored = {row.key: row.value for row in await conn.execute(read)}
         found = {k: stored.get(k) for k in wanted}
         if found != wanted:
@@ -221,6 +223,8 @@ class Database:
             )
 
     async def set_embedder(self, conn: AsyncConnection, model: str, dimension: int) -> None:
+        before = await conn.scalar(select(store_meta.c.value).where(
+            store_meta.c.key == "embedding_dimension"))
         # the store's other facts (the server's message_id_key) stay
         await conn.execute(store_meta.delete().where(
             store_meta.c.key.in_(("embedding_model", "embedding_dimension"))))
@@ -231,6 +235,8 @@ class Database:
                 {"key": "embedding_dimension", "value": str(dimension)},
             ],
         )
+        if self.dialect == "postgresql":
+            await vector_indexes.create(conn, dimension, replace=before != str(dimension))
 
     async def lock_user(self, conn: AsyncConnection, user_id: str) -> None:
         """Serialise the writers of one user until ``conn``'s transaction ends."""

@@ -28,6 +28,11 @@ NO_BEGIN = {_NO_BEGIN: True}
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 """PostgreSQL: a prepared statement is planned once per connection (``PostgreSQL``)."""
 
+VECTOR_SEARCH = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
+"""PostgreSQL: a search of the HNSW indexes (``search.channels.postgres``) goes on past
+its first ``ef_search`` candidates until it has the rows the user filter lets through
+(pgvector 0.8's iterative scan, in about the order of distance: TrueMem ranks them)."""
+
 
 class Dialect(Protocol):
     def configure(self, engine: AsyncEngine) -> None:
@@ -93,6 +98,7 @@ class PostgreSQL:
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             cursor = dbapi_connection.cursor()
             cursor.execute(GENERIC_PLANS)
+            cursor.execute(VECTOR_SEARCH)
             cursor.close()
 
         # A server can restart under the pool, so a connection is tested when taken,

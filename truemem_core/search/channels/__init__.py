@@ -251,12 +251,14 @@ async def awaited(query: Vector | Awaitable[Vector]) -> Vector:
 
 class Channels(Protocol):
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int,
+        *, approximate: bool = False,
     ) -> list[tuple[Any, float]]:
         """The corpus's ``k`` rows most similar to ``query``: (id, cosine), best first.
         Rows without an embedding yet (messages waiting for their job) are left out.
         Given the query's embedding still to come, a backend does what it can before
-        it waits for it."""
+        it waits for it. ``approximate``: past messages and passages are searched in a
+        way whose cost does not grow with the user's history (docs/search.md)."""
 
     async def keyword(
         self, conn: AsyncConnection, corpus: Corpus, terms: Sequence[str], k: int

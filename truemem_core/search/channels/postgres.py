@@ -1,9 +1,10 @@
-"""PostgreSQL + pgvector + pg_trgm: exact per-user scans, one statement per channel.
+"""PostgreSQL + pgvector + pg_trgm: per-user scans, one statement per channel.
 
-A user has at most a few hundred memories (and some thousands of messages), so
-the btree on ``user_id`` narrows every scan: an exact ``ORDER BY embedding <=> q``
-is sub-millisecond, and an HNSW index would search globally and then filter by
-user, returning almost nothing. The lexical channels test the user's rows the same way, in forms no
+A user has at most a few hundred memories, so the btree on ``user_id`` narrows every
+scan: an exact ``ORDER BY embedding <=> q`` is sub-millisecond. A user's past
+messages grow with the history: by default (``exact_recall`` off) a user with many
+is searched by an HNSW index with pgvector's iterative scan (``_nearest_indexed``;
+docs/search.md says why). The lexical channels test the user's rows the same way, in forms no
 index can serve (``ts_match_vq`` rather than ``@@``, ``word_similarity`` rather
 than ``<%``): a GIN index scan walks every user's matches for a term, which at
 1.5 M rows took keyword searches to 124 ms. Migration 0006 drops the GIN
@@ -33,9 +34,11 @@ from sqlalchemy import (
     Select,
     Subquery,
     Text,
+    and_,
     bindparam,
     case,
     cast,
+    exists,
     func,
     literal,
     literal_column,
@@ -51,10 +54,13 @@ from sqlalchemy.types import TypeEngine
 from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus, awaited, built, fetch_rows
 from truemem_core.search.scoring import bm25_rank, idf_rank
+from truemem_core.storage import vector_indexes
 from truemem_core.storage.schema import EmbeddingType, memories
 
 _LANGUAGES = ("english", "spanish")  # as in the search_vector columns (migrations 0002, 0008)
 _SLACK = 1e-6  # under the trigram threshold: a float4 similarity on it may round up to it
+INDEXED_FROM = 1000
+"""Rows of a user's from which past messages (passages) are searched by the HNSW index."""
 
 
 def _tsquery(term: ColumnElement[str]) -> ColumnElement[Any]:
@@ -71,10 +77,19 @@ def _tsquery(term: ColumnElement[str]) -> ColumnElement[Any]:
 
 class PostgresChannels:
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int,
+        *, approximate: bool = False,
     ) -> list[tuple[Any, float]]:
-        stmt = built(corpus, _nearest)  # it needs the embedding
-        bound = corpus.bind(query=await awaited(query), k=k)
+        vector = await awaited(query)  # the statement needs it
+        bound = corpus.bind(query=vector, k=k)
+        if approximate and corpus.table in vector_indexes.TABLES:
+            indexed = built(corpus, _nearest_indexed, len(vector))
+            found = [(row.id, float(row.score)) for row in await fetch_rows(
+                conn, corpus, indexed, {**bound, "indexed_from": INDEXED_FROM})]
+            if len(found) >= k:  # in relaxed order: ranked here, ties by id as below
+                return sorted(found, key=lambda hit: (-hit[1], hit[0]))
+            # fewer: a small corpus, or the index scan gave up (see ``_nearest_indexed``)
+        stmt = built(corpus, _nearest)
         return [(row.id, float(row.score)) for row in await fetch_rows(conn, corpus, stmt, bound)]
 
     async def keyword(
@@ -137,8 +152,39 @@ def _nearest(corpus: Corpus) -> Select[Any]:
     distance = embedding.op("<=>", return_type=Float)(vector)
     return (select(corpus.table.c.id, (1 - distance).label("score"))
             .where(*corpus.where, embedding.is_not(None))
-            .order_by(distance)
+            .order_by(distance, corpus.table.c.id)
             .limit(bindparam("k")))
+
+
+def _nearest_indexed(corpus: Corpus, dimension: int) -> CompoundSelect[Any]:
+    """``_nearest``, by the corpus's HNSW index (``storage.vector_indexes``) when the
+    user has ``INDEXED_FROM`` rows or more, exactly below (as cheap, and an index
+    search for a user with few rows of a large table walks mostly other users' rows).
+
+    The table's rows are taken from the index in about their order of distance, the
+    scan going on (pgvector's iterative scan, ``dialects.VECTOR_SEARCH``) until ``k`` of
+    them pass the corpus's conditions, or ``hnsw.max_scan_tuples`` were read: a user with
+    a small share of a very large table may then get fewer, and ``nearest`` searches
+    exactly. The conditions are a column of the ordered rows, tested outside them
+    (``OFFSET 0`` keeps PostgreSQL from moving them in): statements are planned once for
+    any user (``dialects.GENERIC_PLANS``), with the table's average rows per user, and
+    with the user's condition beside the order the planner read a large user's rows
+    from the user_id index and sorted them all."""
+    table = corpus.table
+    vector = bindparam("query", type_=EmbeddingType())
+    mine = table.c.user_id == bindparam("corpus_user")
+    many = exists(select(literal(1)).where(mine)
+                  .offset(bindparam("indexed_from", type_=Integer) - 1).limit(1))
+    distance = literal_column(vector_indexes.indexed(table, dimension)).op(
+        "<=>", return_type=Float)(vector)
+    ordered = (select(table.c.id, distance.label("distance"),
+                      and_(*corpus.where).label("passes"))
+               .where(table.c.embedding.is_not(None))
+               .order_by(distance).offset(0).subquery("ordered"))
+    indexed = (select(ordered.c.id, (1 - ordered.c.distance).label("score"))
+               .where(many, ordered.c.passes).limit(bindparam("k")))
+    exact = _nearest(corpus).where(~many)
+    return union_all(exact.subquery().select(), indexed.subquery().select())
 
 
 def _lexical(corpus: Corpus, with_trigrams: bool) -> CompoundSelect[Any]:

@@ -54,10 +54,11 @@ from sqlalchemy.types import NullType
 
 from truemem_core.embeddings import Vector
 from truemem_core.search.channels import Corpus, awaited, built, fetch_rows
+from truemem_core.search.channels.sqlite_vectors import UserVectors
 from truemem_core.search.query_text import TrigramMatcher, fts5_or_query, trigram_query
 from truemem_core.search.scoring import bm25_rank, idf_rank
 from truemem_core.storage.message_search import KEYS
-from truemem_core.storage.schema import memories
+from truemem_core.storage.schema import memories, messages, passages
 
 _SLOT_BITS = 32  # a user's FTS rowids: slot << 32 onwards (migrations 0005, 0008)
 # Trigram candidates scored exactly: all, unless more than max(this, 10 k).
@@ -109,6 +110,9 @@ def _fragments(index: _Index, ranked: bool) -> CTE:
 
 
 class SQLiteChannels:
+    def __init__(self) -> None:
+        self._vectors = UserVectors()
+
     async def lexical(
         self,
         conn: AsyncConnection,
@@ -131,8 +135,11 @@ class SQLiteChannels:
         return found
 
     async def nearest(
-        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int
+        self, conn: AsyncConnection, corpus: Corpus, query: Vector | Awaitable[Vector], k: int,
+        *, approximate: bool = False,
     ) -> list[tuple[Any, float]]:
+        if approximate and corpus.table in (messages, passages):  # kept in memory
+            return await self._vectors.nearest(conn, corpus, await awaited(query), k)
         # the user's vectors are read while the query may still be being embedded
         rows = await fetch_rows(conn, corpus, built(corpus, _vectors), corpus.params)
         return _top_k(rows, await awaited(query), k)
@@ -273,7 +280,8 @@ def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:
 
 
 def _top_k(rows: Sequence[Any], query: Vector, k: int) -> list[tuple[Any, float]]:
-    """Exact cosine top-k over (id, normalised embedding as float32 bytes) rows, best first."""
+    """Exact cosine top-k over (id, normalised embedding as float32 bytes) rows, best first,
+    ties by id (as ``sqlite_vectors`` ranks them)."""
     if not rows:
         return []
     vectors = np.frombuffer(b"".join(row.embedding for row in rows), dtype=np.float32)
@@ -282,4 +290,5 @@ def _top_k(rows: Sequence[Any], query: Vector, k: int) -> list[tuple[Any, float]
     # a fraction of one (at 5,000 past messages a user, ~40 ms of CPU a get_context)
     scores = np.einsum("ij,j->i", vectors.reshape(len(rows), -1),
                        np.asarray(query, dtype=np.float32))
-    return [(rows[i].id, float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
+    ids = np.asarray([row.id for row in rows])
+    return [(rows[i].id, float(scores[i])) for i in np.lexsort((ids, -scores))[:k]]
