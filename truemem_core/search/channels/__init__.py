@@ -32,6 +32,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    union,
 )
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -60,6 +61,10 @@ class Corpus:
     where: tuple[ColumnElement[bool], ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     shape: Hashable | None = None
+    left_out: Any = None
+    """A query of the ids of the user's rows ``where`` leaves out, when they are few:
+    the corpus's statistics are then the user's rows' less theirs (read from indexes)
+    instead of a test of every row."""
 
     @property
     def text(self) -> Column[Any]:
@@ -180,7 +185,7 @@ def past_turns_of(user_id: str, session_id: str, recent: int) -> Corpus:
     ``past_passages_of``); earlier messages of that session and every other session
     are in."""
     return Corpus(messages, user_id, _past_turns(), _past(user_id, session_id, recent),
-                  ("turns",))
+                  ("turns",), _past_turns_left_out())
 
 
 def past_passages_of(user_id: str, session_id: str, recent: int) -> Corpus:
@@ -224,6 +229,17 @@ def _past_turns() -> tuple[ColumnElement[bool], ...]:
                      messages.c.id >= func.coalesce(_first_recent(), 0))
     by_passages = exists().where(passages.c.message_id == messages.c.id)
     return (messages.c.user_id == bindparam("corpus_user"), not_(in_window), not_(by_passages))
+
+
+@cache
+def _past_turns_left_out() -> Any:
+    """The messages ``_past_turns`` leaves out: those searched by their passages (the
+    long ones) and the session's recent window."""
+    return union(
+        select(passages.c.message_id).where(passages.c.user_id == bindparam("corpus_user")),
+        select(messages.c.id).where(messages.c.user_id == bindparam("corpus_user"),
+                                    messages.c.session_id == bindparam("corpus_session"),
+                                    messages.c.id >= func.coalesce(_first_recent(), 0)))
 
 
 @cache

@@ -264,13 +264,37 @@ def _texts(corpus: Corpus, index: _Index, matched: CTE) -> Select[Any]:
 # computed once per statement, without a round trip of their own.
 
 def _documents(corpus: Corpus) -> ColumnElement[int]:
+    if corpus.left_out is not None:
+        return (_users_rows(corpus, func.count()) - _left_out_rows(corpus, func.count())
+                ).label("documents")
     return (select(func.count()).where(*corpus.where).correlate(None).scalar_subquery()
             .label("documents"))
 
 
 def _average_length(corpus: Corpus) -> ColumnElement[float]:
+    if corpus.left_out is not None:
+        total: ColumnElement[float] = func.total(corpus.length)
+        count: ColumnElement[int] = func.count()
+        average: ColumnElement[Any] = (
+            (_users_rows(corpus, total) - _left_out_rows(corpus, total))
+            / func.nullif(_users_rows(corpus, count) - _left_out_rows(corpus, count), 0))
+        return average.label("average")
     return (select(func.avg(corpus.length)).where(*corpus.where).correlate(None)
             .scalar_subquery().label("average"))
+
+
+def _users_rows(corpus: Corpus, aggregate: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``aggregate`` over the user's rows (an index holds what it reads)."""
+    table = corpus.table
+    return (select(aggregate).where(table.c.user_id == bindparam("corpus_user"))
+            .correlate(None).scalar_subquery())
+
+
+def _left_out_rows(corpus: Corpus, aggregate: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``aggregate`` over the user's rows the corpus leaves out (``Corpus.left_out``),
+    found by id (with the user's condition SQLite read every row of the user's index)."""
+    return (select(aggregate).where(corpus.table.c.id.in_(corpus.left_out))
+            .correlate(None).scalar_subquery())
 
 
 def _materialized(query: Select[Any] | CompoundSelect[Any]) -> CTE:

@@ -12,7 +12,11 @@
   (``maintenance_work_mem`` of a few hundred MB keeps the build in memory).
 * SQLite: ``ix_<table>_user_embedded`` (``user_id, id``) over the rows with a vector,
   what the in-memory copy of a user's vectors is checked against on every search
-  (``search.channels.sqlite_vectors``), read without touching the rows.
+  (``search.channels.sqlite_vectors``), read without touching the rows; and
+  ``ix_passages_user_message`` (``user_id, message_id``), which messages of a user's
+  are searched by their passages, read the same way: a context's keyword statistics
+  are the user's messages' less those and the recent window's
+  (``Corpus.left_out``), instead of a test of every past message.
 
 Revision ID: 0024
 Revises: 0023
@@ -27,6 +31,7 @@ branch_labels = None
 depends_on = None
 
 TABLES = ("messages", "passages")
+PASSAGES_BY_USER = "ix_passages_user_message"
 
 
 def _dimension() -> int | None:
@@ -46,6 +51,8 @@ def upgrade() -> None:  # idempotent, as 0005-0023 are
     for table in TABLES:
         op.create_index(f"ix_{table}_user_embedded", table, ["user_id", "id"],
                         sqlite_where=sa.text("embedding IS NOT NULL"), if_not_exists=True)
+    op.create_index(PASSAGES_BY_USER, "passages", ["user_id", "message_id"],
+                    if_not_exists=True)
 
 
 def downgrade() -> None:
@@ -54,3 +61,4 @@ def downgrade() -> None:
             op.execute(f"DROP INDEX IF EXISTS ix_{table}_embedding_hnsw")
         else:
             op.drop_index(f"ix_{table}_user_embedded", table_name=table, if_exists=True)
+    op.drop_index(PASSAGES_BY_USER, table_name="passages", if_exists=True)
