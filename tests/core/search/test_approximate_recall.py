@@ -12,7 +12,7 @@ from typing import Any
 
 import db_access
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from test_passages import essay
 
 from truemem_core import Context, Settings, TrueMem, default_embedder
@@ -147,3 +147,34 @@ def test_the_indexes_come_with_the_stores_embedder(store_url: str) -> None:
     assert {row[0] for row in found} == {"ix_messages_embedding_hnsw",
                                          "ix_passages_embedding_hnsw"}
     assert all("vector(384)" in row[1] and "hnsw" in row[1] for row in found)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_the_search_by_default_reads_the_index(store_url: str) -> None:
+    """The statement's order is the indexed expression, so PostgreSQL can read the HNSW
+    index for it, planned once for any user (generic plans): a change of the cast, or
+    of where the user's condition stands, would sort the user's rows instead."""
+    async with TrueMem(store_url) as memory:
+        await _arecorded(memory)
+    db = Database(resolve_url(store_url), embedder=None)
+    issued: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        issued.append((statement, parameters))
+
+    vector = default_embedder().embed(["what's my cat's name"])[0]
+    try:
+        async with db.engine.connect() as conn, conn.begin() as transaction:
+            event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
+            await channels_for_dialect(db.dialect).nearest(
+                conn, past_turns_of("ana", "today", 20), vector, 20, approximate=True)
+            event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
+            await conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
+            await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            [(statement, parameters)] = [(s, p) for s, p in issued if "vector(384)" in s]
+            plan = "\n".join(row[0] for row in await conn.exec_driver_sql(
+                "EXPLAIN " + statement, parameters))
+            await transaction.rollback()
+    finally:
+        await db.close()
+    assert "Index Scan using ix_messages_embedding_hnsw" in plan, plan
