@@ -66,4 +66,8 @@ async def test_sqlite_reads_recalls_statistics_from_the_index_alone(tmp_url: str
     corpus = past_turns_of("ana", "s1", recent=20)
     plans = await sqlite_plans(tmp_url, lambda conn: conn.execute(
         select(_documents(corpus), _average_length(corpus)), dict(corpus.params)))
-    assert plans[0].count(f"COVERING INDEX {INDEX} (user_id=?)") == 2, plans
+    # the user's messages from the index, those left out (migration 0024) by their id
+    reads = [line for line in plans[0].splitlines()
+             if line.startswith(("SEARCH messages", "SCAN messages"))]
+    assert all("COVERING INDEX" in line or "INTEGER PRIMARY KEY" in line for line in reads)
+    assert f"COVERING INDEX {INDEX} (user_id=?)" in plans[0], plans

@@ -59,6 +59,7 @@ from truemem_core.storage.schema import EmbeddingType, memories
 
 _LANGUAGES = ("english", "spanish")  # as in the search_vector columns (migrations 0002, 0008)
 _SLACK = 1e-6  # under the trigram threshold: a float4 similarity on it may round up to it
+_SCANNED = 20_000
 INDEXED_FROM = 1000
 """Rows of a user's from which past messages (passages) are searched by the HNSW index."""
 
@@ -166,10 +167,13 @@ def _nearest_indexed(corpus: Corpus, dimension: int) -> CompoundSelect[Any]:
     them pass the corpus's conditions, or ``hnsw.max_scan_tuples`` were read: a user with
     a small share of a very large table may then get fewer, and ``nearest`` searches
     exactly. The conditions are a column of the ordered rows, tested outside them
-    (``OFFSET 0`` keeps PostgreSQL from moving them in): statements are planned once for
-    any user (``dialects.GENERIC_PLANS``), with the table's average rows per user, and
-    with the user's condition beside the order the planner read a large user's rows
-    from the user_id index and sorted them all."""
+    (the inner ``LIMIT`` keeps PostgreSQL from moving them in): statements are planned
+    once for any user (``dialects.GENERIC_PLANS``), with the table's average rows per
+    user, and with the user's condition beside the order the planner read a large
+    user's rows from the user_id index and sorted them all. The limit is as far as
+    pgvector's scan goes by default (``hnsw.max_scan_tuples``); written as a number,
+    it tells the planner how many rows the conditions are tested on at most, which
+    kept it from hashing every passage of the store to test "searched by passages"."""
     table = corpus.table
     vector = bindparam("query", type_=EmbeddingType())
     mine = table.c.user_id == bindparam("corpus_user")
@@ -180,7 +184,7 @@ def _nearest_indexed(corpus: Corpus, dimension: int) -> CompoundSelect[Any]:
     ordered = (select(table.c.id, distance.label("distance"),
                       and_(*corpus.where).label("passes"))
                .where(table.c.embedding.is_not(None))
-               .order_by(distance).offset(0).subquery("ordered"))
+               .order_by(distance).limit(_SCANNED).subquery("ordered"))
     indexed = (select(ordered.c.id, (1 - ordered.c.distance).label("score"))
                .where(many, ordered.c.passes).limit(bindparam("k")))
     exact = _nearest(corpus).where(~many)
