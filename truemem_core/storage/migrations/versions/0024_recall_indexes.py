@@ -4,7 +4,8 @@
   ``passages``, ``ix_<table>_embedding_hnsw``. pgvector indexes vectors of one fixed
   dimension and the columns are ``vector`` of any, so each is on the expression
   ``embedding::vector(D)``, D the dimension of the store's embedder
-  (``storage.vector_indexes``, which the search orders by). A store that recorded its
+  (``storage.vector_indexes``, which the search orders by; built with its ``BUILD``
+  parameters). A store that recorded its
   embedder gets them here; a store that did not yet (a new one: the migration runs
   before the first TrueMem with an embedder records it) gets them when it does, and a
   re-embedding makes them again for its model. Building them reads every vector of
@@ -46,7 +47,8 @@ def upgrade() -> None:  # idempotent, as 0005-0023 are
         if dimension is not None:
             for table in TABLES:
                 op.execute(f"CREATE INDEX IF NOT EXISTS ix_{table}_embedding_hnsw ON {table} "
-                           f"USING hnsw ((embedding::vector({dimension})) vector_cosine_ops)")
+                           f"USING hnsw ((embedding::vector({dimension})) vector_cosine_ops) "
+                           "WITH (m = 32, ef_construction = 128)")
         return
     for table in TABLES:
         op.create_index(f"ix_{table}_user_embedded", table, ["user_id", "id"],
