@@ -233,6 +233,7 @@ class VectorChannel:
         self.loop = asyncio.new_event_loop()
         self.db = Database(resolve_url(url), embedder=None)
         self.channels = channels_for_dialect(self.db.dialect)
+        self.k = Settings().recall_k
 
     def recall_at_10(self, chat: Chat, vector: Any, recent: int) -> list[float]:
         return self.loop.run_until_complete(self._recall(chat, vector, recent))
@@ -242,9 +243,10 @@ class VectorChannel:
         for corpus in (past_turns_of(chat.user_id, chat.current, recent),
                        past_passages_of(chat.user_id, chat.current, recent)):
             async with self.db.transaction(readonly=True) as conn:
-                found = await self.channels.nearest(conn, corpus, vector, 10,
-                                                    approximate=True)
-                exact = await self.channels.nearest(conn, corpus, vector, 10)
+                # ranked as recall ranks them (``recall_k``), the ten best compared
+                found = (await self.channels.nearest(conn, corpus, vector, self.k,
+                                                     approximate=True))[:10]
+                exact = (await self.channels.nearest(conn, corpus, vector, self.k))[:10]
             if exact:
                 tenth = exact[-1][1] - 1e-6
                 shares.append(sum(score >= tenth for _, score in found) / len(exact))

@@ -2,12 +2,13 @@
 
 Reading a user's vectors from the file cost what the history holds: at 20,000 past
 messages, 150 ms of a ``get_context`` to read 30 MB of rows, where the product with the
-query took 3 ms. So the rows are read once and kept as one matrix per (table, user),
+query took about 1 ms. So the rows are read once and kept as one matrix per (table, user),
 and each search checks them against the file, in its own transaction, by a summary of
 the user's vectors read from an index (migration 0024: the ids of the rows with a
 vector): their count, the sum and the largest of their ids. A vector is written once
-per row (a re-embedding, which rewrites them, changes the store's model, and a cache
-is of one model's vectors: ``key``); a new row has an id above every other, so a
+per row (a re-embedding rewrites them all, and a process searching with the old model
+meanwhile is stopped and started again with the new one: docs/operations.md); a new
+row has an id above every other, so a
 summary that only grew by rows after the largest is topped up with those rows, and
 any other change (a row deleted, a late one embedded) reads the user's rows again.
 Several processes on one file each keep their own, each checked against the file.
@@ -15,7 +16,7 @@ Several processes on one file each keep their own, each checked against the file
 Scores are exact (the product with every vector of the user's): the search ranks the
 user's rows, then asks the database which of the best pass the corpus's conditions
 (not in the session's recent window, not searched by passages), widening until ``k``
-do. What grows with the history is the product, at about 0.15 ms per 1,000 rows.
+do. What grows with the history is the product, at about 0.06 ms per 1,000 rows.
 At most ``BUDGET`` bytes of vectors are kept per process, the least recently searched
 users' given up first.
 """
