@@ -15,8 +15,8 @@ with the defaults and with exact recall, the recall step's p50 (``Context.timing
 recall@10 of the defaults against exact recall (the ten best recalled turns, by
 score, a passage counted by its message and place; "by text" counts a turn by its words,
 since the histories repeat the pool's lines and copies of a line tie; "vector channel":
-the vector search alone over the same corpora, ``VectorChannel``), and the slope: each
-size's p50 over the smallest size's.
+the vector search alone over the same corpora, with ties, and by the distinct texts of
+the ten, ``VectorChannel``), and the slope: each size's p50 over the smallest size's.
 
 What is not the real path: embedding 20,000 messages per user with the real model
 would take hours on a small machine, so ``--distinct-lines`` real chat lines per role
@@ -70,7 +70,7 @@ from _common import (
     write_results,
 )
 from context_latency import USER_LINES, Lines, line_pool
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 
 from truemem_core import Context, Embedder, Settings, TiktokenCounter, default_embedder
 from truemem_core.search.channels import (
@@ -112,6 +112,7 @@ class Result:
     recall_at_10: dict[int, float] = field(default_factory=dict)  # by message
     recall_at_10_by_text: dict[int, float] = field(default_factory=dict)
     vector_recall_at_10: dict[int, float] = field(default_factory=dict)  # ``VectorChannel``
+    vector_recall_at_10_by_text: dict[int, float] = field(default_factory=dict)
     server: dict[str, str] = field(default_factory=dict)
     loadavg_before: list[float] = field(default_factory=list)
     loadavg_after: list[float] = field(default_factory=list)
@@ -235,10 +236,12 @@ class VectorChannel:
         self.channels = channels_for_dialect(self.db.dialect)
         self.k = Settings().recall_k
 
-    def recall_at_10(self, chat: Chat, vector: Any, recent: int) -> list[float]:
+    def recall_at_10(self, chat: Chat, vector: Any, recent: int) -> list[tuple[float, float]]:
         return self.loop.run_until_complete(self._recall(chat, vector, recent))
 
-    async def _recall(self, chat: Chat, vector: Any, recent: int) -> list[float]:
+    async def _recall(self, chat: Chat, vector: Any, recent: int) -> list[tuple[float, float]]:
+        """Per corpus: recall@10 with ties, and by text (the share of the exact ten's
+        distinct texts among the found ten's)."""
         shares = []
         for corpus in (past_turns_of(chat.user_id, chat.current, recent),
                        past_passages_of(chat.user_id, chat.current, recent)):
@@ -247,9 +250,14 @@ class VectorChannel:
                 found = (await self.channels.nearest(conn, corpus, vector, self.k,
                                                      approximate=True))[:10]
                 exact = (await self.channels.nearest(conn, corpus, vector, self.k))[:10]
+                texts = dict((await conn.execute(
+                    select(corpus.table.c.id, corpus.table.c.content).where(
+                        corpus.table.c.id.in_([i for i, _ in found + exact])))).all())
             if exact:
                 tenth = exact[-1][1] - 1e-6
-                shares.append(sum(score >= tenth for _, score in found) / len(exact))
+                wanted = {texts[i] for i, _ in exact}
+                shares.append((sum(score >= tenth for _, score in found) / len(exact),
+                               len(wanted & {texts[i] for i, _ in found}) / len(wanted)))
         return shares
 
     def close(self) -> None:
@@ -284,7 +292,7 @@ def run_backend(label: str, url: str, args: argparse.Namespace, embedder: Embedd
         steps: dict[int, list[float]] = {size: [] for size in args.sizes}
         found: dict[int, list[float]] = {size: [] for size in args.sizes}
         found_text: dict[int, list[float]] = {size: [] for size in args.sizes}
-        vectors: dict[int, list[float]] = {size: [] for size in args.sizes}
+        vectors: dict[int, list[tuple[float, float]]] = {size: [] for size in args.sizes}
         channel = VectorChannel(url)
         for n in range(args.warmup + args.queries):
             for size in args.sizes:
@@ -316,8 +324,10 @@ def run_backend(label: str, url: str, args: argparse.Namespace, embedder: Embedd
             result.recall_at_10[size] = statistics.fmean(found[size]) if found[size] else 1.0
             result.recall_at_10_by_text[size] = (statistics.fmean(found_text[size])
                                                  if found_text[size] else 1.0)
-            result.vector_recall_at_10[size] = (statistics.fmean(vectors[size])
-                                                if vectors[size] else 1.0)
+            result.vector_recall_at_10[size] = (statistics.fmean(
+                ties for ties, _ in vectors[size]) if vectors[size] else 1.0)
+            result.vector_recall_at_10_by_text[size] = (statistics.fmean(
+                text for _, text in vectors[size]) if vectors[size] else 1.0)
         channel.close()
         result.loadavg_after = loadavg()
     finally:
@@ -352,12 +362,13 @@ def table(results: Sequence[Result]) -> str:
                          f"{a['p50_ms'] / base:.2f}x", f"{r.recall_step[size]['p50_ms']:.1f}",
                          f"{r.recall_at_10[size]:.3f}", f"{r.recall_at_10_by_text[size]:.3f}",
                          f"{r.vector_recall_at_10[size]:.3f}",
+                         f"{r.vector_recall_at_10_by_text[size]:.3f}",
                          f"{e['p50_ms']:.1f}",
                          f"{e['p95_ms']:.1f}", f"{e['p50_ms'] / base_exact:.2f}x"))
     return markdown_table(
         ("backend", "past messages", "p50 ms", "p95 ms", "slope", "recall step p50 ms",
-         "recall@10 vs exact", "by text", "vector channel", "exact p50 ms", "exact p95 ms",
-         "exact slope"),
+         "recall@10 vs exact", "by text", "vector channel", "by text", "exact p50 ms",
+         "exact p95 ms", "exact slope"),
         rows, left=2)
 
 

@@ -28,7 +28,7 @@ NO_BEGIN = {_NO_BEGIN: True}
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 """PostgreSQL: a prepared statement is planned once per connection (``PostgreSQL``)."""
 
-VECTOR_SEARCH = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
+VECTOR_SEARCH = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 200"
 """PostgreSQL: a search of the HNSW indexes (``search.channels.postgres``) goes on past
 its first ``ef_search`` candidates until it has the rows the user filter lets through
 (pgvector 0.8's iterative scan, in about the order of distance: TrueMem ranks them)."""
