@@ -161,6 +161,35 @@ async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Messa
     return None if row is None else _message(row)
 
 
+async def unembedded(
+    conn: AsyncConnection, user_id: str, session_id: str, first_id: int, window: int
+) -> list[Message]:
+    """Of the session's ``window`` messages from ``first_id`` on, those with no vector
+    yet, in order: what an extraction embeds at once (its own turns and those of the
+    jobs after it, ``jobs.handlers``). At most ``window`` rows are read, however long
+    the session."""
+    rows = await conn.execute(
+        select(*_COLUMNS, messages.c.embedding.is_(None).label("todo"))
+        .where(messages.c.user_id == user_id, messages.c.session_id == session_id,
+               messages.c.id >= first_id)
+        .order_by(messages.c.id).limit(window))
+    return [_message(row) for row in rows if row.todo]
+
+
+async def unembedded_of(conn: AsyncConnection, user_id: str, ids: Sequence[int]) -> list[Message]:
+    """Those of the messages ``ids`` with no vector yet, in order."""
+    rows = await conn.execute(
+        select(*_COLUMNS).where(messages.c.user_id == user_id, messages.c.id.in_(list(ids)),
+                                messages.c.embedding.is_(None)).order_by(messages.c.id))
+    return [_message(row) for row in rows]
+
+
+async def vector(conn: AsyncConnection, user_id: str, message_id: int) -> Any:
+    """The message's stored vector, or None."""
+    return (await conn.execute(select(messages.c.embedding).where(
+        messages.c.user_id == user_id, messages.c.id == message_id))).scalar()
+
+
 async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str, Any]]:
     """Every session of the user with its summary and messages, JSON-ready."""
     by_session: dict[str, dict[str, Any]] = {}

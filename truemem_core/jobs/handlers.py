@@ -8,11 +8,15 @@ LLM) happens before that transaction opens, holding no lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core.conversation import passages, sessions
 from truemem_core.embeddings import Vector
@@ -46,6 +50,28 @@ log = logging.getLogger("truemem.jobs")
 
 SECOND_HAND_IMPORTANCE = 2  # the most an LLM fact from an exchange with pasted text gets
 _KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
+AHEAD_MESSAGES = 32  # the session's messages an extraction reads to embed ahead
+AHEAD_TOKENS = 16_000  # ...and the most tokens it embeds at once: a few model batches
+_NONE = np.zeros((0, 0), dtype=np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class _Embedded:
+    """Messages' vectors and the passages of their long ones with theirs, in order."""
+
+    turns: list[Message]
+    vectors: Vector
+    cuts: list[tuple[Message, list[passages.Passage]]]
+    passage_vectors: Vector
+
+    def of(self, message_id: int) -> Vector | None:
+        return next((vector for turn, vector in zip(self.turns, self.vectors, strict=True)
+                     if turn.id == message_id), None)
+
+    async def store(self, conn: AsyncConnection, user: str, model_name: str) -> None:
+        await store_embeddings(conn, user, [turn.id for turn in self.turns], self.vectors,
+                               model_name)
+        await passages.store(conn, user, self.cuts, self.passage_vectors, model_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,23 +80,36 @@ class Handlers:
     memories: MemoryService
     settings: Settings
     llm: LLM | None
+    busy: set[int] = field(default_factory=set)
+    """Messages a running job of this process is embedding (jobs share one event loop)."""
 
     async def extract(self, job: Any) -> None:
         """Facts from a user message (and its reply) into long-term memory; both turns
-        get their embeddings, so conversation recall can find them."""
+        get their embeddings, so conversation recall can find them, and so do the
+        session's next messages still without one (``_ahead``)."""
         user, payload = job.user_id, job.payload
         async with self.db.transaction(readonly=True) as conn:
             said = await sessions.message(conn, user, payload["user_message_id"])
             reply_id = payload.get("assistant_message_id")
             answered = None if reply_id is None else await sessions.message(conn, user, reply_id)
+            todo = [] if said is None else await sessions.unembedded(
+                conn, user, payload["session_id"], said.id, AHEAD_MESSAGES)
+            # embedded ahead by an earlier job: the LLM's known facts are found by its vector
+            stored = (await sessions.vector(conn, user, said.id) if said is not None
+                      and self.llm is not None and all(m.id != said.id for m in todo) else None)
         if said is None:  # the session was cleared meanwhile
             await self._finish(job.key)
             return
         turns = [said, *([answered] if answered else [])]
-        vectors, cuts, passage_vectors = await self._embedded(turns)
-        # Read before the write transaction: the LLM call must not hold the user's lock.
-        known = ([] if self.llm is None else
-                 await self.memories.nearest_current(user, vectors[0], _KNOWN_FACTS))
+        async with self._embedding(self._ahead(turns, todo)) as embedded:
+            await self._extract(job, said, answered, embedded,
+                                embedded.of(said.id) if stored is None else stored)
+
+    async def _extract(self, job: Any, said: Message, answered: Message | None,
+                       embedded: _Embedded, vector: Vector | None) -> None:
+        user = job.user_id
+        known = ([] if self.llm is None or vector is None else
+                 await self.memories.nearest_current(user, vector, _KNOWN_FACTS))
         facts = await self._facts(said.content, answered.content if answered else "",
                                   [text for _, text in known])
         handles = {known_handle(n): memory_id for n, (memory_id, _) in enumerate(known)}
@@ -88,10 +127,7 @@ class Handlers:
         async with self.db.writing(user) as conn:
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
-            await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
-                                   self.memories.embedder.model_name)
-            await passages.store(conn, user, cuts, passage_vectors,
-                                 self.memories.embedder.model_name)
+            await embedded.store(conn, user, self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
                 stored = await write.add(conn, self.memories.deps, candidate,
@@ -147,27 +183,52 @@ class Handlers:
 
     async def embed(self, job: Any) -> None:
         """Embed messages no extraction covers (replies without a user message before
-        them, system messages), so recall finds them by meaning too."""
+        them, system messages), so recall finds them by meaning too; those an extraction
+        embedded ahead are done."""
         user = job.user_id
         async with self.db.transaction(readonly=True) as conn:
-            found = [m for i in job.payload["message_ids"]
-                     if (m := await sessions.message(conn, user, i)) is not None]
-        vectors, cuts, passage_vectors = await self._embedded(found)
-        async with self.db.writing(user) as conn:
+            found = await sessions.unembedded_of(conn, user, job.payload["message_ids"])
+        async with self._embedding(found) as embedded, self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
-                await store_embeddings(conn, user, [m.id for m in found], vectors,
-                                       self.memories.embedder.model_name)
-                await passages.store(conn, user, cuts, passage_vectors,
-                                     self.memories.embedder.model_name)
+                await embedded.store(conn, user, self.memories.embedder.model_name)
 
-    async def _embedded(
-        self, turns: Sequence[Message]
-    ) -> tuple[Vector, list[tuple[Message, list[passages.Passage]]], Vector]:
+    def _ahead(self, turns: Sequence[Message], todo: Sequence[Message]) -> list[Message]:
+        """What an extraction embeds: those of its ``turns`` still without a vector, then
+        the next of the session's messages without one (``todo``, in order) up to
+        ``AHEAD_TOKENS``, leaving those another running job is embedding. The model's
+        cost is in its batches, padded to their longest text: many messages in one call
+        are sorted by length into batches of like lengths (a bulk import's exchanges one
+        by one padded BEAM's passages to ~1.5x their tokens, ~1.1x this way); their own
+        jobs then find them done."""
+        own = {turn.id for turn in turns}
+        mine = [m for m in todo if m.id in own]
+        if not mine:  # embedded ahead by an earlier job: the next one to embed reads ahead
+            return []  # (windows side by side, not sliding: one call each, not one a job)
+        budget = AHEAD_TOKENS - sum(m.tokens for m in mine)
+        for message in todo:
+            if message.id in own or message.id in self.busy:
+                continue
+            if message.tokens > budget:
+                break
+            mine.append(message)
+            budget -= message.tokens
+        return mine
+
+    @contextlib.asynccontextmanager
+    async def _embedding(self, turns: Sequence[Message]) -> AsyncIterator[_Embedded]:
         """The turns' vectors, the long ones' passages and the passages' vectors, made in
-        one batch (``conversation.passages``)."""
-        vectors, parts, passage_vectors = await passages.embed_messages(
-            [(turn.content, turn.tokens) for turn in turns], self.settings, self.memories.embed)
-        return vectors, list(zip(turns, parts, strict=True)), passage_vectors
+        one batch (``conversation.passages``); while the block runs (until the job's
+        transaction ends) other jobs leave these turns to this one."""
+        ids = {turn.id for turn in turns} - self.busy
+        self.busy.update(ids)
+        try:
+            vectors, parts, passage_vectors = (await passages.embed_messages(
+                [(turn.content, turn.tokens) for turn in turns], self.settings,
+                self.memories.embed) if turns else (_NONE, [], _NONE))
+            yield _Embedded(list(turns), vectors, list(zip(turns, parts, strict=True)),
+                            passage_vectors)
+        finally:
+            self.busy.difference_update(ids)
 
     async def synthesize(self, job: Any) -> None:
         """Rebuild the syntheses of the session's stretches its record added to: from the
