@@ -8,11 +8,10 @@ LLM) happens before that transaction opens, holding no lock.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,8 +79,6 @@ class Handlers:
     memories: MemoryService
     settings: Settings
     llm: LLM | None
-    busy: set[int] = field(default_factory=set)
-    """Messages a running job of this process is embedding (jobs share one event loop)."""
 
     async def extract(self, job: Any) -> None:
         """Facts from a user message (and its reply) into long-term memory; both turns
@@ -92,7 +89,7 @@ class Handlers:
             said = await sessions.message(conn, user, payload["user_message_id"])
             reply_id = payload.get("assistant_message_id")
             answered = None if reply_id is None else await sessions.message(conn, user, reply_id)
-            todo = [] if said is None else await sessions.unembedded(
+            waiting, todo = (False, []) if said is None else await sessions.unembedded(
                 conn, user, payload["session_id"], said.id, AHEAD_MESSAGES)
             # embedded ahead by an earlier job: the LLM's known facts are found by its vector
             stored = (await sessions.vector(conn, user, said.id) if said is not None
@@ -101,9 +98,9 @@ class Handlers:
             await self._finish(job.key)
             return
         turns = [said, *([answered] if answered else [])]
-        async with self._embedding(self._ahead(turns, todo)) as embedded:
-            await self._extract(job, said, answered, embedded,
-                                embedded.of(said.id) if stored is None else stored)
+        embedded = await self._embedded(self._ahead(turns, todo, waiting))
+        await self._extract(job, said, answered, embedded,
+                            embedded.of(said.id) if stored is None else stored)
 
     async def _extract(self, job: Any, said: Message, answered: Message | None,
                        embedded: _Embedded, vector: Vector | None) -> None:
@@ -188,25 +185,31 @@ class Handlers:
         user = job.user_id
         async with self.db.transaction(readonly=True) as conn:
             found = await sessions.unembedded_of(conn, user, job.payload["message_ids"])
-        async with self._embedding(found) as embedded, self.db.writing(user) as conn:
+        embedded = await self._embedded(found)
+        async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
                 await embedded.store(conn, user, self.memories.embedder.model_name)
 
-    def _ahead(self, turns: Sequence[Message], todo: Sequence[Message]) -> list[Message]:
+    def _ahead(
+        self, turns: Sequence[Message], todo: Sequence[Message], waiting: bool,
+    ) -> list[Message]:
         """What an extraction embeds: those of its ``turns`` still without a vector, then
         the next of the session's messages without one (``todo``, in order) up to
-        ``AHEAD_TOKENS``, leaving those another running job is embedding. The model's
-        cost is in its batches, padded to their longest text: many messages in one call
-        are sorted by length into batches of like lengths (a bulk import's exchanges one
-        by one padded BEAM's passages to ~1.5x their tokens, ~1.1x this way); their own
-        jobs then find them done."""
+        ``AHEAD_TOKENS``. The model's cost is in its batches, padded to their longest
+        text: many messages in one call are sorted by length into batches of like lengths
+        (a bulk import's exchanges one by one padded BEAM's passages to ~1.5x their
+        tokens, ~1.1x this way); their own jobs then find them done.
+
+        Not ahead while a user message shortly before is ``waiting`` for its vector: its
+        job, running now on another thread or worker, is embedding this stretch (two
+        jobs at once embed side by side windows, not the same one twice)."""
         own = {turn.id for turn in turns}
         mine = [m for m in todo if m.id in own]
-        if not mine:  # embedded ahead by an earlier job: the next one to embed reads ahead
-            return []  # (windows side by side, not sliding: one call each, not one a job)
+        if waiting or not mine:  # embedded ahead by an earlier job: the next one to embed
+            return mine  # reads ahead (windows side by side, not sliding: one call each)
         budget = AHEAD_TOKENS - sum(m.tokens for m in mine)
         for message in todo:
-            if message.id in own or message.id in self.busy:
+            if message.id in own:
                 continue
             if message.tokens > budget:
                 break
@@ -214,21 +217,15 @@ class Handlers:
             budget -= message.tokens
         return mine
 
-    @contextlib.asynccontextmanager
-    async def _embedding(self, turns: Sequence[Message]) -> AsyncIterator[_Embedded]:
+    async def _embedded(self, turns: Sequence[Message]) -> _Embedded:
         """The turns' vectors, the long ones' passages and the passages' vectors, made in
-        one batch (``conversation.passages``); while the block runs (until the job's
-        transaction ends) other jobs leave these turns to this one."""
-        ids = {turn.id for turn in turns} - self.busy
-        self.busy.update(ids)
-        try:
-            vectors, parts, passage_vectors = (await passages.embed_messages(
-                [(turn.content, turn.tokens) for turn in turns], self.settings,
-                self.memories.embed) if turns else (_NONE, [], _NONE))
-            yield _Embedded(list(turns), vectors, list(zip(turns, parts, strict=True)),
-                            passage_vectors)
-        finally:
-            self.busy.difference_update(ids)
+        one batch (``conversation.passages``)."""
+        if not turns:
+            return _Embedded([], _NONE, [], _NONE)
+        vectors, parts, passage_vectors = await passages.embed_messages(
+            [(turn.content, turn.tokens) for turn in turns], self.settings, self.memories.embed)
+        return _Embedded(list(turns), vectors, list(zip(turns, parts, strict=True)),
+                         passage_vectors)
 
     async def synthesize(self, job: Any) -> None:
         """Rebuild the syntheses of the session's stretches its record added to: from the

@@ -18,7 +18,7 @@ from scripted_llm import ScriptedLLM
 from sqlalchemy import func, select
 from test_jobs_redis import queue_url  # noqa: F401  (a fixture)
 
-from truemem_core import TrueMem
+from truemem_core import Settings, TrueMem
 from truemem_core.embeddings import default_embedder
 from truemem_core.jobs.handlers import AHEAD_MESSAGES
 from truemem_core.storage.schema import jobs, messages, passages
@@ -119,6 +119,23 @@ def test_an_extraction_reads_a_bounded_window_ahead(store_url: str) -> None:
     vectors, _ = _stored(store_url, "ana")
     assert len(vectors) == len(turns) and all(v is not None for v in vectors.values())
     assert left == []
+
+
+def test_an_extraction_leaves_the_stretch_to_an_earlier_one_still_embedding_it(
+    store_url: str,
+) -> None:
+    """While a user message shortly before has no vector (its job is running on another
+    thread or worker, or failed), the jobs after it embed their own turns only: not the
+    same window again, one job each (the first job here fails after embedding)."""
+    embedder = Counting()
+    llm = ScriptedLLM(RuntimeError("the LLM is down"), json.dumps({"facts": []}))
+    turns = exchanges(4)
+    with TrueMem(store_url, embedder=embedder, llm=llm,
+                 settings=Settings(job_max_retries=0)) as memory:
+        memory.record_messages("ana", "import", turns)
+        memory.drain(timeout=120)
+    texts = [content for _, content, _ in turns]
+    assert embedder.with_any(texts) == [texts, texts[2:4], texts[4:6], texts[6:8]]
 
 
 def test_a_live_exchange_is_embedded_by_its_own_job(store_url: str) -> None:
