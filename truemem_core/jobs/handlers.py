@@ -63,9 +63,9 @@ class _Embedded:
     cuts: list[tuple[Message, list[passages.Passage]]]
     passage_vectors: Vector
 
-    def of(self, message_id: int) -> Vector | None:
-        return next((vector for turn, vector in zip(self.turns, self.vectors, strict=True)
-                     if turn.id == message_id), None)
+    def of(self, message_id: int) -> Vector:
+        vector: Vector = self.vectors[[turn.id for turn in self.turns].index(message_id)]
+        return vector
 
     async def store(self, conn: AsyncConnection, user: str, model_name: str) -> None:
         await store_embeddings(conn, user, [turn.id for turn in self.turns], self.vectors,
@@ -92,21 +92,16 @@ class Handlers:
             waiting, todo = (False, []) if said is None else await sessions.unembedded(
                 conn, user, payload["session_id"], said.id, AHEAD_MESSAGES)
             # embedded ahead by an earlier job: the LLM's known facts are found by its vector
-            stored = (await sessions.vector(conn, user, said.id) if said is not None
+            vector = (await sessions.vector(conn, user, said.id) if said is not None
                       and self.llm is not None and all(m.id != said.id for m in todo) else None)
         if said is None:  # the session was cleared meanwhile
             await self._finish(job.key)
             return
         turns = [said, *([answered] if answered else [])]
         embedded = await self._embedded(self._ahead(turns, todo, waiting))
-        await self._extract(job, said, answered, embedded,
-                            embedded.of(said.id) if stored is None else stored)
-
-    async def _extract(self, job: Any, said: Message, answered: Message | None,
-                       embedded: _Embedded, vector: Vector | None) -> None:
-        user = job.user_id
-        known = ([] if self.llm is None or vector is None else
-                 await self.memories.nearest_current(user, vector, _KNOWN_FACTS))
+        # Read before the write transaction: the LLM call must not hold the user's lock.
+        known = ([] if self.llm is None else await self.memories.nearest_current(
+            user, embedded.of(said.id) if vector is None else vector, _KNOWN_FACTS))
         facts = await self._facts(said.content, answered.content if answered else "",
                                   [text for _, text in known])
         handles = {known_handle(n): memory_id for n, (memory_id, _) in enumerate(known)}
@@ -205,8 +200,10 @@ class Handlers:
         jobs at once embed side by side windows, not the same one twice)."""
         own = {turn.id for turn in turns}
         mine = [m for m in todo if m.id in own]
-        if waiting or not mine:  # embedded ahead by an earlier job: the next one to embed
-            return mine  # reads ahead (windows side by side, not sliding: one call each)
+        # Its own turns embedded by an earlier job: the next job with turns to embed reads
+        # ahead (windows side by side, one call each, not sliding: one call a job).
+        if waiting or not mine:
+            return mine
         budget = AHEAD_TOKENS - sum(m.tokens for m in mine)
         for message in todo:
             if message.id in own:
