@@ -4,7 +4,11 @@
   message (40 tokens), back to back after a warm-up, in this process; with ``--pause
   MS``, each after that long idle, as a chat's messages come (a server does other
   work between them, and the model's weights leave the CPU caches meanwhile);
-* throughput: texts per second in batches of 32 (as when memories are stored);
+* throughput: texts per second in batches of 32 (as when memories are stored); and
+  model tokens per second, per wall second and per CPU second of the process, in
+  batches of 32 passages of ~90 tokens (what a drain embeds: ``jobs.handlers``), with
+  the drain rate it bounds: messages per second at most, for a chat's short messages
+  (40 tokens) and for BEAM's (~800 tokens a message, its long replies' passages);
 * fidelity: cosine of each vector to the reference vectors of the original PyTorch
   all-MiniLM-L6-v2 (sentence-transformers, fp32) shipped with the tests
   (``tests/data/minilm_reference.json``), one text at a time and batched.
@@ -75,6 +79,21 @@ def timed(embed: Embed, texts: list[str], runs: int, pause: float = 0.0) -> list
         embed(texts)
         samples.append(time.perf_counter() - began)
     return samples
+
+
+PASSAGE = f"{MEDIUM} {MEDIUM} {SHORT}"  # ~90 tokens: a passage (``passage_tokens`` 100)
+BEAM_TOKENS_PER_MESSAGE = 800  # BEAM 100K chat 1: 149,025 model tokens in 188 messages
+
+
+def passage_throughput(embedder: MiniLMEmbedder, batches: int) -> dict[str, float]:
+    """Model tokens per wall second and per CPU second (all threads of the process) over
+    ``batches`` batches of 32 passages, in one call as a drain makes them."""
+    texts = [f"{PASSAGE} ({i})" for i in range(32 * batches)]
+    tokens = sum(len(encoding.ids) for encoding in embedder._encode(texts))  # the model's
+    wall, cpu = time.perf_counter(), time.process_time()
+    embedder.embed(texts)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"tokens": tokens, "tokens_per_s": tokens / wall, "tokens_per_cpu_s": tokens / cpu}
 
 
 def search_overlap(embedder: MiniLMEmbedder, int8: Embed, data: Path) -> str:
@@ -166,6 +185,7 @@ def main() -> int:
         short, medium = percentiles(short_both[0]), percentiles(medium_both[0])
     batch = [f"{MEDIUM} ({i})" if i % 2 else f"{SHORT} ({i})" for i in range(32)]
     batches = percentiles(timed(embedder.embed, batch, args.batches))
+    passages = passage_throughput(embedder, args.batches)
 
     print(describe_machine(machine, {}))
     print(f"load average (1/5/15 min): {machine['loadavg_at_start']} -> {loadavg()}")
@@ -178,11 +198,17 @@ def main() -> int:
           f"p95 {medium['p95_ms']:.2f} ms")
     print(f"batches of 32 mixed texts ({args.batches} runs): p50 {batches['p50_ms']:.1f} ms, "
           f"{32_000 / batches['p50_ms']:.0f} texts/s")
+    rate, per_cpu = passages["tokens_per_s"], passages["tokens_per_cpu_s"]
+    print(f"batches of 32 passages, {passages['tokens']:,} tokens in one call: {rate:,.0f} "
+          f"tokens/s, {per_cpu:,.0f} tokens per CPU second; a drain embeds at most "
+          f"{rate / 40:,.0f} messages/s of 40 tokens, {rate / BEAM_TOKENS_PER_MESSAGE:.1f} of "
+          f"BEAM's (~{BEAM_TOKENS_PER_MESSAGE} tokens); with {args.threads} idle cores "
+          f"{args.threads * per_cpu / BEAM_TOKENS_PER_MESSAGE:.1f} of BEAM's")
     results: dict[str, Any] = {
         "machine": machine, "config": {k: str(v) for k, v in vars(args).items()},
         "precision": embedder.precision, "load_seconds": load_seconds,
         "query_10_tokens": short, "text_40_tokens": medium, "batch_32": batches,
-        "batch_texts_per_s": 32_000 / batches["p50_ms"]}
+        "batch_texts_per_s": 32_000 / batches["p50_ms"], "passages_32": passages}
     if int8 is not None:
         for label, both in (("one query, 10 tokens", short_both),
                             ("one text, 40 tokens", medium_both)):

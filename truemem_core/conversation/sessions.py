@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, union
+from sqlalchemy import bindparam, exists, func, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from truemem_core._validation import check_id, check_text, optional_int, parse_time
@@ -159,6 +159,40 @@ async def message(conn: AsyncConnection, user_id: str, message_id: int) -> Messa
         select(*_COLUMNS).where(messages.c.user_id == user_id, messages.c.id == message_id)
     )).first()
     return None if row is None else _message(row)
+
+
+async def unembedded(
+    conn: AsyncConnection, user_id: str, session_id: str, first_id: int, window: int
+) -> tuple[bool, list[Message]]:
+    """Of the session's ``window`` messages from ``first_id`` on, those with no vector
+    yet, in order: what an extraction embeds at once (its own turns and those of the
+    jobs after it, ``jobs.handlers``); and whether one of the ``window`` user messages
+    before ``first_id`` has none (its job may be embedding them now). At most twice
+    ``window`` rows are read, however long the session."""
+    session = (messages.c.user_id == user_id, messages.c.session_id == session_id)
+    behind = select(messages.c.id).where(
+        *session, messages.c.role == "user", messages.c.id < first_id,
+    ).order_by(messages.c.id.desc()).limit(window).subquery()
+    waiting = await conn.scalar(select(exists().where(
+        messages.c.id.in_(select(behind.c.id)), messages.c.embedding.is_(None))))
+    rows = await conn.execute(
+        select(*_COLUMNS, messages.c.embedding.is_(None).label("todo"))
+        .where(*session, messages.c.id >= first_id).order_by(messages.c.id).limit(window))
+    return bool(waiting), [_message(row) for row in rows if row.todo]
+
+
+async def unembedded_of(conn: AsyncConnection, user_id: str, ids: Sequence[int]) -> list[Message]:
+    """Those of the messages ``ids`` with no vector yet, in order."""
+    rows = await conn.execute(
+        select(*_COLUMNS).where(messages.c.user_id == user_id, messages.c.id.in_(list(ids)),
+                                messages.c.embedding.is_(None)).order_by(messages.c.id))
+    return [_message(row) for row in rows]
+
+
+async def vector(conn: AsyncConnection, user_id: str, message_id: int) -> Any:
+    """The message's stored vector, or None."""
+    return (await conn.execute(select(messages.c.embedding).where(
+        messages.c.user_id == user_id, messages.c.id == message_id))).scalar()
 
 
 async def export_sessions(conn: AsyncConnection, user_id: str) -> list[dict[str, Any]]:

@@ -98,11 +98,14 @@ class MiniLMEmbedder:
 
     def _embed(self, texts: Sequence[str], session: Any) -> Vector:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        # Similar lengths share a batch so little compute is spent on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        # Similar lengths in tokens share a batch, so little compute is spent on padding
+        # (a batch is as long as its longest text). Lengths in characters are a poor
+        # guide: BEAM's passages, sorted by them, were padded to 1.46x their tokens.
+        encodings = self._encode(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
-            out[chunk] = self._embed_batch([texts[i] for i in chunk], session)
+            out[chunk] = self._embed_batch([encodings[i] for i in chunk], session)
         return out
 
     def _encode(self, texts: list[str]) -> list[Any]:
@@ -126,11 +129,10 @@ class MiniLMEmbedder:
                 encodings[n] = encoding
         return encodings
 
-    def _embed_batch(self, texts: list[str], session: Any) -> Vector:
-        encodings = self._encode(texts)
+    def _embed_batch(self, encodings: list[Any], session: Any) -> Vector:
         width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1

@@ -14,6 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from truemem_core.conversation import passages, sessions
 from truemem_core.embeddings import Vector
 from truemem_core.errors import InvalidInputError
@@ -46,6 +49,28 @@ log = logging.getLogger("truemem.jobs")
 
 SECOND_HAND_IMPORTANCE = 2  # the most an LLM fact from an exchange with pasted text gets
 _KNOWN_FACTS = 8  # stored facts shown to the LLM: enough to judge changes, cheap in tokens
+AHEAD_MESSAGES = 32  # the session's messages an extraction reads to embed ahead
+AHEAD_TOKENS = 16_000  # ...and the most tokens it embeds at once: a few model batches
+_NONE = np.zeros((0, 0), dtype=np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class _Embedded:
+    """Messages' vectors and the passages of their long ones with theirs, in order."""
+
+    turns: list[Message]
+    vectors: Vector
+    cuts: list[tuple[Message, list[passages.Passage]]]
+    passage_vectors: Vector
+
+    def of(self, message_id: int) -> Vector:
+        vector: Vector = self.vectors[[turn.id for turn in self.turns].index(message_id)]
+        return vector
+
+    async def store(self, conn: AsyncConnection, user: str, model_name: str) -> None:
+        await store_embeddings(conn, user, [turn.id for turn in self.turns], self.vectors,
+                               model_name)
+        await passages.store(conn, user, self.cuts, self.passage_vectors, model_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +82,26 @@ class Handlers:
 
     async def extract(self, job: Any) -> None:
         """Facts from a user message (and its reply) into long-term memory; both turns
-        get their embeddings, so conversation recall can find them."""
+        get their embeddings, so conversation recall can find them, and so do the
+        session's next messages still without one (``_ahead``)."""
         user, payload = job.user_id, job.payload
         async with self.db.transaction(readonly=True) as conn:
             said = await sessions.message(conn, user, payload["user_message_id"])
             reply_id = payload.get("assistant_message_id")
             answered = None if reply_id is None else await sessions.message(conn, user, reply_id)
+            waiting, todo = (False, []) if said is None else await sessions.unembedded(
+                conn, user, payload["session_id"], said.id, AHEAD_MESSAGES)
+            # embedded ahead by an earlier job: the LLM's known facts are found by its vector
+            vector = (await sessions.vector(conn, user, said.id) if said is not None
+                      and self.llm is not None and all(m.id != said.id for m in todo) else None)
         if said is None:  # the session was cleared meanwhile
             await self._finish(job.key)
             return
         turns = [said, *([answered] if answered else [])]
-        vectors, cuts, passage_vectors = await self._embedded(turns)
+        embedded = await self._embedded(self._ahead(turns, todo, waiting))
         # Read before the write transaction: the LLM call must not hold the user's lock.
-        known = ([] if self.llm is None else
-                 await self.memories.nearest_current(user, vectors[0], _KNOWN_FACTS))
+        known = ([] if self.llm is None else await self.memories.nearest_current(
+            user, embedded.of(said.id) if vector is None else vector, _KNOWN_FACTS))
         facts = await self._facts(said.content, answered.content if answered else "",
                                   [text for _, text in known])
         handles = {known_handle(n): memory_id for n, (memory_id, _) in enumerate(known)}
@@ -88,10 +119,7 @@ class Handlers:
         async with self.db.writing(user) as conn:
             if not await outbox.finish(conn, job.key):
                 return  # done by a concurrent delivery, or the user was erased
-            await store_embeddings(conn, user, [turn.id for turn in turns], vectors,
-                                   self.memories.embedder.model_name)
-            await passages.store(conn, user, cuts, passage_vectors,
-                                 self.memories.embedder.model_name)
+            await embedded.store(conn, user, self.memories.embedder.model_name)
             for fact, source, candidate in candidates:
                 # explicit requests bypass admission control
                 stored = await write.add(conn, self.memories.deps, candidate,
@@ -147,27 +175,54 @@ class Handlers:
 
     async def embed(self, job: Any) -> None:
         """Embed messages no extraction covers (replies without a user message before
-        them, system messages), so recall finds them by meaning too."""
+        them, system messages), so recall finds them by meaning too; those an extraction
+        embedded ahead are done."""
         user = job.user_id
         async with self.db.transaction(readonly=True) as conn:
-            found = [m for i in job.payload["message_ids"]
-                     if (m := await sessions.message(conn, user, i)) is not None]
-        vectors, cuts, passage_vectors = await self._embedded(found)
+            found = await sessions.unembedded_of(conn, user, job.payload["message_ids"])
+        embedded = await self._embedded(found)
         async with self.db.writing(user) as conn:
             if await outbox.finish(conn, job.key):
-                await store_embeddings(conn, user, [m.id for m in found], vectors,
-                                       self.memories.embedder.model_name)
-                await passages.store(conn, user, cuts, passage_vectors,
-                                     self.memories.embedder.model_name)
+                await embedded.store(conn, user, self.memories.embedder.model_name)
 
-    async def _embedded(
-        self, turns: Sequence[Message]
-    ) -> tuple[Vector, list[tuple[Message, list[passages.Passage]]], Vector]:
+    def _ahead(
+        self, turns: Sequence[Message], todo: Sequence[Message], waiting: bool,
+    ) -> list[Message]:
+        """What an extraction embeds: those of its ``turns`` still without a vector, then
+        the next of the session's messages without one (``todo``, in order) up to
+        ``AHEAD_TOKENS``. The model's cost is in its batches, padded to their longest
+        text: many messages in one call are sorted by length into batches of like lengths
+        (a bulk import's exchanges one by one padded BEAM's passages to ~1.5x their
+        tokens, ~1.1x this way); their own jobs then find them done.
+
+        Not ahead while a user message shortly before is ``waiting`` for its vector: its
+        job, running now on another thread or worker, is embedding this stretch (two
+        jobs at once embed side by side windows, not the same one twice)."""
+        own = {turn.id for turn in turns}
+        mine = [m for m in todo if m.id in own]
+        # Its own turns embedded by an earlier job: the next job with turns to embed reads
+        # ahead (windows side by side, one call each, not sliding: one call a job).
+        if waiting or not mine:
+            return mine
+        budget = AHEAD_TOKENS - sum(m.tokens for m in mine)
+        for message in todo:
+            if message.id in own:
+                continue
+            if message.tokens > budget:
+                break
+            mine.append(message)
+            budget -= message.tokens
+        return mine
+
+    async def _embedded(self, turns: Sequence[Message]) -> _Embedded:
         """The turns' vectors, the long ones' passages and the passages' vectors, made in
         one batch (``conversation.passages``)."""
+        if not turns:
+            return _Embedded([], _NONE, [], _NONE)
         vectors, parts, passage_vectors = await passages.embed_messages(
             [(turn.content, turn.tokens) for turn in turns], self.settings, self.memories.embed)
-        return vectors, list(zip(turns, parts, strict=True)), passage_vectors
+        return _Embedded(list(turns), vectors, list(zip(turns, parts, strict=True)),
+                         passage_vectors)
 
     async def synthesize(self, job: Any) -> None:
         """Rebuild the syntheses of the session's stretches its record added to: from the
