@@ -790,7 +790,8 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(rows, probes)
-    write_results("faults", {
+    # a run of one part keeps its own file: the probe alone must not replace the scenarios'
+    write_results("faults" if args.only is None else f"faults_{args.only}", {
         "config": {k: str(v) for k, v in vars(args).items() if k != "database_url"},
         "scenarios": [{**asdict(r), "errors": dict(r.errors)} for r in rows],
         "latency": {b: [{**asdict(p), "ratio": p.ratio} for p in runs]
