@@ -35,6 +35,7 @@ import aiosqlite
 import numpy as np
 import pytest
 from db_access import rows
+from recording_embedder import RecordingEmbedder
 from sqlalchemy import CompoundSelect, Select, event, func, select, update
 from sqlalchemy.engine import Engine
 
@@ -542,24 +543,11 @@ def test_the_query_cache_never_returns_another_texts_vector(
         assert texts[-1] not in store._queries  # too long to be worth keeping
 
 
-class CountingEmbedder:
-    """The built-in model, counting the texts it is given."""
-
-    def __init__(self) -> None:
-        self.model = default_embedder()
-        self.model_name, self.dimension = self.model.model_name, self.model.dimension
-        self.seen: Counter[str] = Counter()
-
-    def embed(self, texts: list[str]) -> Any:
-        self.seen.update(texts)
-        return self.model.embed(texts)
-
-
 def test_a_message_get_context_embedded_is_not_embedded_again_when_recorded(
     store_url: str,
 ) -> None:
     """The extraction job takes the user's message's vector from the query cache."""
-    embedder = CountingEmbedder()
+    embedder = RecordingEmbedder()
     said, reply = "I moved to Porto last spring with my sister Zoe.", "Porto is lovely!"
     with TrueMem(store_url, embedder=embedder) as memory:
         memory.get_context("ana", "s1", said)
@@ -572,7 +560,7 @@ def test_a_message_get_context_embedded_is_not_embedded_again_when_recorded(
         assert np.allclose(stored[text], embedder.model.embed([text])[0], atol=1e-6)
 
 
-class QueryCountingEmbedder(CountingEmbedder):
+class QueryCountingEmbedder(RecordingEmbedder):
     """The built-in model with int8 queries, counting what each path is given."""
 
     def __init__(self) -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import services
 from db_access import rows
+from recording_embedder import RecordingEmbedder
 from scripted_llm import ScriptedLLM
 from sqlalchemy import func, select
 from test_jobs_redis import queue_url  # noqa: F401  (a fixture)
@@ -43,24 +43,6 @@ def exchanges(count: int, long_every: int = 0) -> list[tuple[str, str, datetime]
         ("assistant", essay(n) if long_every and n % long_every == 0 else f"Check {n}.", MAY))]
 
 
-class Counting:
-    """The built-in model, recording the texts of each call."""
-
-    def __init__(self) -> None:
-        self.model = default_embedder()
-        self.model_name, self.dimension = self.model.model_name, self.model.dimension
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        self.calls.append(list(texts))
-        return self.model.embed(texts)
-
-    def with_any(self, texts: Iterable[str]) -> list[list[str]]:
-        """The calls given any of ``texts`` (messages, not the facts or syntheses)."""
-        wanted = set(texts)
-        return [call for call in self.calls if wanted.intersection(call)]
-
-
 def _stored(url: str, user: str) -> tuple[dict[int, Any], dict[int, list[Any]]]:
     """Each message's vector, and each long message's passages (content, vector)."""
     vectors = {row.id: row.embedding for row in rows(url, select(
@@ -76,7 +58,7 @@ def test_a_recorded_session_is_embedded_in_one_call_each_message_once(store_url:
     """Twelve exchanges recorded at once (a bulk import): one call embeds all 24 turns and
     the essays' passages, not one call an exchange (twelve before); each text once, each
     message with the vector it gets alone (a long one: its passages')."""
-    embedder = Counting()
+    embedder = RecordingEmbedder()
     turns = exchanges(12, long_every=4)
     with TrueMem(store_url, embedder=embedder) as memory:
         ids = memory.record_messages("ana", "import", turns)
@@ -106,7 +88,7 @@ def test_an_extraction_reads_a_bounded_window_ahead(store_url: str) -> None:
     """Fifty short exchanges: an extraction embeds at most ``AHEAD_MESSAGES`` messages
     (what it reads ahead does not grow with the session), every message is embedded
     once, and every job is done."""
-    embedder = Counting()
+    embedder = RecordingEmbedder()
     turns = exchanges(50)
     with TrueMem(store_url, embedder=embedder) as memory:
         memory.record_messages("ana", "import", turns)
@@ -127,7 +109,7 @@ def test_an_extraction_leaves_the_stretch_to_an_earlier_one_still_embedding_it(
     """While a user message shortly before has no vector (its job is running on another
     thread or worker, or failed), the jobs after it embed their own turns only: not the
     same window again, one job each (the first job here fails after embedding)."""
-    embedder = Counting()
+    embedder = RecordingEmbedder()
     llm = ScriptedLLM(RuntimeError("the LLM is down"), json.dumps({"facts": []}))
     turns = exchanges(4)
     with TrueMem(store_url, embedder=embedder, llm=llm,
@@ -141,7 +123,7 @@ def test_an_extraction_leaves_the_stretch_to_an_earlier_one_still_embedding_it(
 def test_a_live_exchange_is_embedded_by_its_own_job(store_url: str) -> None:
     """Recorded one exchange at a time, each job embeds its own two turns: nothing to
     read ahead, and an earlier session's messages are not touched again."""
-    embedder = Counting()
+    embedder = RecordingEmbedder()
     with TrueMem(store_url, embedder=embedder) as memory:
         for n in range(3):
             memory.record("ana", "chat", f"What should I check for service number {n}?",

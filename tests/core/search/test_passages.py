@@ -5,19 +5,18 @@ and never reach another user."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import db_access
 import numpy as np
 import pytest
+from recording_embedder import RecordingEmbedder
 from sqlalchemy import func, select, table
 from test_cli import TinyEmbedder
 
 from truemem_core import InvalidInputError, Settings, TrueMem
 from truemem_core.conversation.passages import cut
-from truemem_core.embeddings import TiktokenCounter, default_embedder
+from truemem_core.embeddings import TiktokenCounter
 from truemem_core.records import turn_line
 from truemem_core.storage.schema import messages, passages
 
@@ -177,23 +176,10 @@ def test_an_import_rebuilds_passages_it_does_not_carry_them(memory: TrueMem) -> 
     assert "secret/staging/postgres" in context.recalled[0].content
 
 
-class _Counting:
-    """The default embedder, counting its calls and the texts of each."""
-
-    def __init__(self) -> None:
-        self.inner = default_embedder()
-        self.model_name, self.dimension = self.inner.model_name, self.inner.dimension
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
-
-
 def test_a_long_turn_and_its_passages_are_embedded_in_one_call(store_url: str) -> None:
     """The job embeds the user's turn and the reply's passages in one batch; the reply's
     own vector is the mean of its passages' (no second pass over its head)."""
-    embedder = _Counting()
+    embedder = RecordingEmbedder()
     with TrueMem(store_url, embedder=embedder) as memory:
         ids = memory.record_messages("ana", "ops", [("user", "Infra tips?", MAY),
                                                     ("assistant", SHORT_ESSAY, MAY)])
