@@ -129,10 +129,8 @@ class CpuMeter:
 
 
 def postgres_processes(url: str) -> Callable[[], list[psutil.Process]]:
-    """The local PostgreSQL server's processes: those whose working directory is its data
-    directory (the postmaster and every backend). None on SQLite or a remote server."""
-    if not url.startswith("postgresql"):
-        return list
+    """The PostgreSQL server's processes on this machine: those whose working directory is
+    its data directory (the postmaster and every backend); none for a remote server."""
     engine = bulk_engine(url)
     try:
         with engine.connect() as conn:
@@ -340,10 +338,9 @@ def run_backend(label: str, url: str, data: Dataset, args: argparse.Namespace
     with tempfile.TemporaryFile() as log:
         server, base = start_server(url, args.workers, log)
         meters = {"server": CpuMeter(lambda: [psutil.Process(server.pid)]),
-                  "postgres": CpuMeter(postgres_processes(url)),
                   "clients": CpuMeter(lambda: [psutil.Process()], descendants=False)}
-        if label != "postgres":
-            del meters["postgres"]
+        if label == "postgres" and (local := postgres_processes(url))():
+            meters["postgres"] = CpuMeter(local)  # a remote server's CPU is not seen here
         try:
             result["http"] = asyncio.run(over_http(base, key, data, args, meters, url))
         finally:
