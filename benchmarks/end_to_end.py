@@ -84,6 +84,7 @@ import contextlib
 import itertools
 import json
 import math
+import statistics
 import tempfile
 import time
 import uuid
@@ -698,6 +699,9 @@ def beam_report(result: Mapping[str, Any]) -> str:
                    f"| {c['messages_per_s_drained']} | {c['memories']} ({c['live_memories']}) "
                    f"| {c['messages_embedded']} | {c['full_history_tokens']:,} "
                    f"| {c['questions']} | {c['served']:.1f} |")
+    rates = [c["messages_per_s_drained"] for c in result["chats"]]
+    if rates:  # the chat of middling pace: the first pays for loading the model
+        out.append(f"\nmessages/s drained, median chat: {statistics.median(rates):.1f}")
     by, named = result["served_sources_by"], result["sources"]
     out.append(f"\nSource messages (per question, {named.get('named', 0)} in all, "
                f"{named.get('not in the chat', 0)} not in the chat) in the context: as a "
