@@ -183,7 +183,7 @@ FAST = ["-m", "not postgres and not redis and not browser and not slow"]
 # one. Options given after these win: `-n 0` runs every test in one process.
 PARALLEL = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "worksteal"]
 # The workers are the parallelism: an embedder of two threads in each of three workers on
-# two cores cost the fast loop a quarter more CPU than one thread each (107 s -> 87 s).
+# two cores cost the fast loop a quarter more CPU than one thread each (187 s against 148).
 TEST_ENVIRONMENT = {"TRUEMEM_EMBEDDING_THREADS": "1"}
 
 
